@@ -1,0 +1,39 @@
+// The numerical building blocks of the forward pass. Matrix products go through BLAS;
+// the element-wise ops are plain loops that accumulate in float, in llama2.c's order.
+#ifndef TOYLLM_RUNTIME_OPS_H_
+#define TOYLLM_RUNTIME_OPS_H_
+
+#include "runtime/weights.h"
+
+namespace toyllm {
+
+// Threads that BLAS may use for one product; the runtime's only threading policy.
+void SetThreadCount(int n);
+
+// y[n, w.rows] = x[n, w.cols] · wᵀ: a linear layer applied to n rows at once
+// (GEMV for one row, GEMM for a batch).
+void Linear(const float* x, int n, const Matrix& w, float* y);
+
+// c[m, n] = alpha · a[m, k] · b[n, k]ᵀ, each matrix row-major with its own row stride.
+void MatMulTransposed(int m, int n, int k, float alpha, const float* a, int lda,
+                      const float* b, int ldb, float* c, int ldc);
+
+// c[m, n] = a[m, k] · b[k, n], each matrix row-major with its own row stride.
+void MatMul(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
+            int ldc);
+
+// out = weight ⊙ x / sqrt(mean(x²) + eps), for one row of length n.
+void RmsNorm(float* out, const float* x, const float* weight, int n, float eps);
+
+// x = softmax(x) over n entries; subtracts the maximum first so exp cannot overflow.
+void Softmax(float* x, int n);
+
+// gate = silu(gate) ⊙ up: the SwiGLU non-linearity of the feed-forward layer.
+void SwiGlu(float* gate, const float* up, int n);
+
+// x += y over n entries: the residual connection.
+void AddInPlace(float* x, const float* y, int n);
+
+}  // namespace toyllm
+
+#endif  // TOYLLM_RUNTIME_OPS_H_

@@ -1,0 +1,214 @@
+#include "runtime/transformer.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "absl/strings/str_cat.h"
+#include "runtime/ops.h"
+
+namespace toyllm {
+namespace {
+
+absl::Status CheckShape(const char* name, int layer, const Matrix& m, int rows, int cols) {
+  if (m.data != nullptr && m.rows == rows && m.cols == cols) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat("weight ", name, " of layer ", layer, " is [",
+                                                 m.rows, ", ", m.cols, "], expected [", rows,
+                                                 ", ", cols, "]"));
+}
+
+// The views a reader built must have the shapes the config implies: a mismatch would make
+// the forward pass read outside the weights.
+absl::Status CheckWeights(const ModelConfig& c, const ModelWeights& w) {
+  if (static_cast<int>(w.layers.size()) != c.n_layers) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("weights have ", w.layers.size(), " layers, config has ", c.n_layers));
+  }
+  if (w.output_norm == nullptr) return absl::InvalidArgumentError("output norm is missing");
+  absl::Status s = CheckShape("token_embedding", -1, w.token_embedding, c.vocab_size, c.dim);
+  if (s.ok()) s = CheckShape("output", -1, w.output, c.vocab_size, c.dim);
+  for (int l = 0; l < c.n_layers && s.ok(); ++l) {
+    const LayerWeights& lw = w.layers[l];
+    if (lw.attn_norm == nullptr || lw.ffn_norm == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("a norm of layer ", l, " is missing"));
+    }
+    for (auto [name, m, rows, cols] :
+         {std::tuple{"wq", &lw.wq, c.q_dim(), c.dim}, std::tuple{"wk", &lw.wk, c.kv_dim(), c.dim},
+          std::tuple{"wv", &lw.wv, c.kv_dim(), c.dim}, std::tuple{"wo", &lw.wo, c.dim, c.q_dim()},
+          std::tuple{"w1", &lw.w1, c.hidden_dim, c.dim},
+          std::tuple{"w2", &lw.w2, c.dim, c.hidden_dim},
+          std::tuple{"w3", &lw.w3, c.hidden_dim, c.dim}}) {
+      if (s = CheckShape(name, l, *m, rows, cols); !s.ok()) break;
+    }
+  }
+  return s;
+}
+
+int64_t PhysicalMemoryBytes() {
+  return int64_t{sysconf(_SC_PHYS_PAGES)} * sysconf(_SC_PAGE_SIZE);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(const ModelConfig& config,
+                                                                 const ModelWeights& weights,
+                                                                 int context_length,
+                                                                 int max_batch) {
+  if (absl::Status s = ValidateConfig(config); !s.ok()) return s;
+  if (absl::Status s = CheckWeights(config, weights); !s.ok()) return s;
+  if (context_length < 1 || context_length > (1 << 22)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("context length ", context_length, " is outside 1..", 1 << 22));
+  }
+  if (max_batch < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("batch size ", max_batch, " must be >= 1"));
+  }
+  const int64_t row_floats = int64_t{3} * config.dim + 3 * config.q_dim() +
+                             2 * config.kv_dim() + 2 * config.hidden_dim + config.vocab_size +
+                             context_length;
+  const int64_t bytes = KvCache::Bytes(config, context_length) +
+                        max_batch * row_floats * int64_t{sizeof(float)};
+  if (bytes > PhysicalMemoryBytes()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "a context of ", context_length, " positions needs ", bytes >> 20,
+        " MiB for the KV cache and activations, more than this machine's ",
+        PhysicalMemoryBytes() >> 20, " MiB"));
+  }
+  return std::unique_ptr<Transformer>(
+      new Transformer(config, weights, context_length, max_batch));
+}
+
+Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights,
+                         int context_length, int max_batch)
+    : config_(config),
+      weights_(weights),
+      context_length_(context_length),
+      max_batch_(max_batch),
+      rope_(config.head_dim, config.rope_theta, config.rope_layout, context_length),
+      cache_(config, context_length) {
+  const size_t n = max_batch;
+  x_.resize(n * config.dim);
+  h_.resize(n * config.dim);
+  q_.resize(n * config.q_dim());
+  k_.resize(n * config.kv_dim());
+  v_.resize(n * config.kv_dim());
+  attn_.resize(n * config.q_dim());
+  scores_.resize(n * context_length);
+  out_.resize(n * config.dim);
+  gate_.resize(n * config.hidden_dim);
+  up_.resize(n * config.hidden_dim);
+  logits_.resize(n * config.vocab_size);
+}
+
+absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const int> tokens,
+                                                             int pos, Logits which) {
+  const int n = static_cast<int>(tokens.size());
+  if (n < 1 || n > max_batch_) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("a forward batch of ", n, " tokens is outside 1..", max_batch_));
+  }
+  if (pos < 0 || pos > context_length_ - n) {
+    return absl::OutOfRangeError(absl::StrCat("positions ", pos, "..", pos + n - 1,
+                                              " do not fit a context of ", context_length_));
+  }
+  const ModelConfig& c = config_;
+  const int dim = c.dim;
+  for (int t = 0; t < n; ++t) {
+    if (tokens[t] < 0 || tokens[t] >= c.vocab_size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("token id ", tokens[t], " is outside the vocabulary 0..", c.vocab_size - 1));
+    }
+    // The article's x: each token's row of the embedding table starts the residual stream.
+    std::copy_n(weights_.token_embedding.row(tokens[t]), dim, &x_[t * dim]);
+  }
+  Offer(Tap::kEmbed, -1, pos, n, dim, x_.data());
+
+  for (int l = 0; l < c.n_layers; ++l) {
+    const LayerWeights& w = weights_.layers[l];
+
+    // Attention: q, k, v = h·W_Q, h·W_K, h·W_V with h = norm(x); rotate q and k by position.
+    for (int t = 0; t < n; ++t) RmsNorm(&h_[t * dim], &x_[t * dim], w.attn_norm, dim, c.norm_eps);
+    Offer(Tap::kAttnNorm, l, pos, n, dim, h_.data());
+    Linear(h_.data(), n, w.wq, q_.data());
+    Linear(h_.data(), n, w.wk, k_.data());
+    Linear(h_.data(), n, w.wv, v_.data());
+    rope_.Apply(q_.data(), n, c.n_heads, pos);
+    rope_.Apply(k_.data(), n, c.n_kv_heads, pos);
+    Offer(Tap::kQ, l, pos, n, c.q_dim(), q_.data());
+    Offer(Tap::kK, l, pos, n, c.kv_dim(), k_.data());
+    Offer(Tap::kV, l, pos, n, c.kv_dim(), v_.data());
+    cache_.Store(l, pos, n, k_.data(), v_.data());
+    Attention(l, pos, n);
+
+    // x = x + out·W_O: the residual connection keeps the token's own vector.
+    Linear(attn_.data(), n, w.wo, out_.data());
+    Offer(Tap::kAttnOut, l, pos, n, dim, out_.data());
+    AddInPlace(x_.data(), out_.data(), n * dim);
+    Offer(Tap::kResidMid, l, pos, n, dim, x_.data());
+
+    // Feed-forward: x = x + W2·(silu(W1·h) ⊙ W3·h) with h = norm(x).
+    for (int t = 0; t < n; ++t) RmsNorm(&h_[t * dim], &x_[t * dim], w.ffn_norm, dim, c.norm_eps);
+    Offer(Tap::kFfnNorm, l, pos, n, dim, h_.data());
+    Linear(h_.data(), n, w.w1, gate_.data());
+    Linear(h_.data(), n, w.w3, up_.data());
+    SwiGlu(gate_.data(), up_.data(), n * c.hidden_dim);
+    Linear(gate_.data(), n, w.w2, out_.data());
+    Offer(Tap::kFfnOut, l, pos, n, dim, out_.data());
+    AddInPlace(x_.data(), out_.data(), n * dim);
+    Offer(Tap::kResidPost, l, pos, n, dim, x_.data());
+  }
+
+  // The top layer's vector becomes next-token logits: final norm, then the output projection.
+  const int first = which == Logits::kLast ? n - 1 : 0;
+  const int rows = n - first;
+  for (int t = first; t < n; ++t) {
+    RmsNorm(&h_[t * dim], &x_[t * dim], weights_.output_norm, dim, c.norm_eps);
+  }
+  Offer(Tap::kFinalNorm, -1, pos + first, rows, dim, &h_[first * dim]);
+  Linear(&h_[first * dim], rows, weights_.output, logits_.data());
+  Offer(Tap::kLogits, -1, pos + first, rows, c.vocab_size, logits_.data());
+  return absl::Span<const float>(logits_.data(), static_cast<size_t>(rows) * c.vocab_size);
+}
+
+void Transformer::Attention(int layer, int pos, int n) {
+  const ModelConfig& c = config_;
+  const int d_k = c.head_dim;
+  const int n_keys = pos + n;
+  const float scale = 1.0f / sqrtf(static_cast<float>(d_k));
+  for (int h = 0; h < c.n_heads; ++h) {
+    // Grouped-query attention: consecutive query heads share one key/value head.
+    const int kv_head = h / c.group_size();
+    const float* q = &q_[h * d_k];
+    const float* k = cache_.keys(layer, kv_head);
+    const float* v = cache_.values(layer, kv_head);
+    float* scores = scores_.data();
+    float* out = &attn_[h * d_k];
+
+    // scores = q·kᵀ/√d_k against every cached key.
+    MatMulTransposed(n, n_keys, d_k, scale, q, c.q_dim(), k, d_k, scores, n_keys);
+    Offer(Tap::kScores, layer, pos, n, n_keys, scores, h);
+
+    // weights = softmax over the keys a row may see: row t sits at pos + t and sees keys
+    // 0..pos+t; the later ones get weight 0 (the causal mask).
+    for (int t = 0; t < n; ++t) {
+      float* row = scores + t * n_keys;
+      const int visible = pos + t + 1;
+      Softmax(row, visible);
+      std::fill(row + visible, row + n_keys, 0.0f);
+    }
+    const float* weights = scores;
+    Offer(Tap::kWeights, layer, pos, n, n_keys, weights, h);
+
+    // out = weights·v: each position's new, context-aware vector.
+    MatMul(n, d_k, n_keys, weights, n_keys, v, d_k, out, c.q_dim());
+  }
+}
+
+void Transformer::Offer(Tap tap, int layer, int pos, int rows, int cols, const float* data,
+                        int head) const {
+  if (observer_ == nullptr) return;
+  observer_->Observe(TapData{tap, layer, head, pos, rows, cols, data});
+}
+
+}  // namespace toyllm

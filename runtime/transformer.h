@@ -1,0 +1,80 @@
+// The decoder-only transformer: token ids in, next-token logits out, one forward pass over
+// a batch of consecutive positions with a KV cache for the past.
+#ifndef TOYLLM_RUNTIME_TRANSFORMER_H_
+#define TOYLLM_RUNTIME_TRANSFORMER_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "runtime/kv_cache.h"
+#include "runtime/model_config.h"
+#include "runtime/rope.h"
+#include "runtime/taps.h"
+#include "runtime/weights.h"
+
+namespace toyllm {
+
+class Transformer {
+ public:
+  // Which positions of a batch need logits: the last one (generation) or all (scoring).
+  enum class Logits { kLast, kAll };
+
+  // Positions one Forward call takes at most; longer prompts go in several calls.
+  static constexpr int kDefaultMaxBatch = 64;
+
+  // `weights` must outlive the transformer. Fails if the context or the batch is out of
+  // range or the KV cache would not fit in this machine's memory.
+  static absl::StatusOr<std::unique_ptr<Transformer>> Create(
+      const ModelConfig& config, const ModelWeights& weights, int context_length,
+      int max_batch = kDefaultMaxBatch);
+
+  // Runs tokens at positions pos, pos+1, ...: their keys and values join the cache (which
+  // must already hold positions 0..pos-1) and the logits come back, [vocab] for the last
+  // position or [n, vocab] for all. The span stays valid until the next call.
+  absl::StatusOr<absl::Span<const float>> Forward(absl::Span<const int> tokens, int pos,
+                                                  Logits which = Logits::kLast);
+
+  // Attaches an observer of the intermediates (nullptr detaches it).
+  void set_observer(TapObserver* observer) { observer_ = observer; }
+
+  const ModelConfig& config() const { return config_; }
+  int context_length() const { return context_length_; }
+  int max_batch() const { return max_batch_; }
+
+ private:
+  Transformer(const ModelConfig& config, const ModelWeights& weights, int context_length,
+              int max_batch);
+
+  // out = softmax(q·kᵀ/√d_k)·v for every head, over cached keys 0..pos+t for row t.
+  void Attention(int layer, int pos, int n);
+
+  void Offer(Tap tap, int layer, int pos, int rows, int cols, const float* data,
+             int head = -1) const;
+
+  const ModelConfig config_;
+  const ModelWeights& weights_;
+  const int context_length_;
+  const int max_batch_;
+  const Rope rope_;
+  KvCache cache_;
+  TapObserver* observer_ = nullptr;
+
+  // Activations of one batch, one row per position.
+  std::vector<float> x_;       // residual stream [n, dim]
+  std::vector<float> h_;       // normalised input of a sublayer [n, dim]
+  std::vector<float> q_;       // [n, q_dim]
+  std::vector<float> k_;       // [n, kv_dim]
+  std::vector<float> v_;       // [n, kv_dim]
+  std::vector<float> attn_;    // heads' outputs, concatenated [n, q_dim]
+  std::vector<float> scores_;  // one head's scores, then weights [n, context]
+  std::vector<float> out_;     // a sublayer's output [n, dim]
+  std::vector<float> gate_;    // [n, hidden]
+  std::vector<float> up_;      // [n, hidden]
+  std::vector<float> logits_;  // [n, vocab]
+};
+
+}  // namespace toyllm
+
+#endif  // TOYLLM_RUNTIME_TRANSFORMER_H_

@@ -1,0 +1,26 @@
+#include "tokenizer/load_tokenizer.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "tokenizer/sentencepiece_tokenizer.h"
+
+namespace toyllm {
+
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadSentencePieceFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return absl::NotFoundError(absl::StrCat(path, ": cannot open tokenizer file"));
+  std::ostringstream bytes;
+  bytes << file.rdbuf();
+  if (file.bad()) return absl::DataLossError(absl::StrCat(path, ": cannot read tokenizer file"));
+  std::string error;
+  std::unique_ptr<Tokenizer> tokenizer = NewSentencePieceTokenizer(bytes.str(), &error);
+  if (tokenizer == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": not a SentencePiece model (", error, ")"));
+  }
+  return tokenizer;
+}
+
+}  // namespace toyllm

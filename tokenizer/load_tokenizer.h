@@ -1,0 +1,18 @@
+// Loading a tokenizer from a file, with errors that name the file.
+#ifndef TOYLLM_TOKENIZER_LOAD_TOKENIZER_H_
+#define TOYLLM_TOKENIZER_LOAD_TOKENIZER_H_
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "tokenizer/tokenizer.h"
+
+namespace toyllm {
+
+// Loads a SentencePiece .model file.
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadSentencePieceFile(const std::string& path);
+
+}  // namespace toyllm
+
+#endif  // TOYLLM_TOKENIZER_LOAD_TOKENIZER_H_

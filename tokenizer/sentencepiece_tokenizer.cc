@@ -1,0 +1,58 @@
+// The only file that includes SentencePiece's header. Debian's copy declares
+// `namespace absl { using std::string_view; }`, which collides with Abseil's own
+// absl::string_view, so no Abseil header may be included here.
+#include "tokenizer/sentencepiece_tokenizer.h"
+
+#include <sentencepiece_processor.h>
+
+namespace toyllm {
+namespace {
+
+class SentencePieceTokenizer : public Tokenizer {
+ public:
+  explicit SentencePieceTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> sp)
+      : sp_(std::move(sp)) {}
+
+  std::vector<int> Encode(std::string_view text, bool add_bos) const override {
+    std::vector<int> ids;
+    if (add_bos && sp_->bos_id() >= 0) ids.push_back(sp_->bos_id());
+    std::vector<int> pieces;
+    // Encoding only fails on an uninitialised processor, which this class never holds.
+    sp_->Encode(text, &pieces).IgnoreError();
+    ids.insert(ids.end(), pieces.begin(), pieces.end());
+    return ids;
+  }
+
+  std::string Decode(const std::vector<int>& ids) const override {
+    std::string text;
+    sp_->Decode(ids, &text).IgnoreError();  // fails only on ids out of range
+    return text;
+  }
+
+  std::string Piece(int id) const override { return sp_->IdToPiece(id); }
+  int vocab_size() const override { return sp_->GetPieceSize(); }
+  int bos_id() const override { return sp_->bos_id(); }
+  int eos_id() const override { return sp_->eos_id(); }
+
+ private:
+  std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+};
+
+}  // namespace
+
+std::unique_ptr<Tokenizer> NewSentencePieceTokenizer(const std::string& serialized_model,
+                                                     std::string* error) {
+  auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
+  const sentencepiece::util::Status status = sp->LoadFromSerializedProto(serialized_model);
+  if (!status.ok()) {
+    *error = status.message();
+    return nullptr;
+  }
+  if (sp->GetPieceSize() == 0) {
+    *error = "the vocabulary is empty";
+    return nullptr;
+  }
+  return std::make_unique<SentencePieceTokenizer>(std::move(sp));
+}
+
+}  // namespace toyllm

@@ -1,0 +1,33 @@
+// Text to token ids and back. Deliberately free of Abseil types: the SentencePiece header
+// that implements it cannot share a file with Abseil's headers (see sentencepiece_tokenizer.cc).
+#ifndef TOYLLM_TOKENIZER_TOKENIZER_H_
+#define TOYLLM_TOKENIZER_TOKENIZER_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace toyllm {
+
+class Tokenizer {
+ public:
+  virtual ~Tokenizer() = default;
+
+  // Token ids of `text`, with the beginning-of-sequence id first when add_bos is set.
+  virtual std::vector<int> Encode(std::string_view text, bool add_bos) const = 0;
+
+  // The text of a whole id sequence; control tokens (BOS, EOS) decode to nothing and
+  // byte pieces such as <0x0A> to their bytes. Every id must be below vocab_size().
+  virtual std::string Decode(const std::vector<int>& ids) const = 0;
+
+  // The vocabulary entry of an id as stored, e.g. "▁time" or "<0x0A>".
+  virtual std::string Piece(int id) const = 0;
+
+  virtual int vocab_size() const = 0;
+  virtual int bos_id() const = 0;  // -1 when the vocabulary has none
+  virtual int eos_id() const = 0;  // -1 when the vocabulary has none
+};
+
+}  // namespace toyllm
+
+#endif  // TOYLLM_TOKENIZER_TOKENIZER_H_

@@ -1,0 +1,48 @@
+// A small command-line parser with llama.cpp's flag style: short and long names
+// (-m/--model), values as the next argument or after '=', and a --help per subcommand.
+#ifndef TOYLLM_TOOLS_ARGS_H_
+#define TOYLLM_TOOLS_ARGS_H_
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace toyllm {
+
+struct Flag {
+  std::string short_name;  // e.g. "-m"; empty when there is none
+  std::string long_name;   // e.g. "--model"
+  std::string help;
+  // Where the value goes; a bool flag takes no value and is set to true when present.
+  std::variant<std::string*, int*, float*, uint64_t*, bool*> target;
+  bool given = false;
+};
+
+class Args {
+ public:
+  Args(std::string command, std::string summary, std::vector<Flag> flags)
+      : command_(std::move(command)), summary_(std::move(summary)), flags_(std::move(flags)) {}
+
+  // Parses the arguments after the subcommand's name. Unknown flags, missing or malformed
+  // values and stray positional arguments are errors naming the flag.
+  absl::Status Parse(const std::vector<std::string>& args);
+
+  bool help_requested() const { return help_; }
+  bool given(const std::string& long_name) const;
+  std::string Usage() const;
+
+ private:
+  absl::Status Set(Flag& flag, const std::string& value);
+
+  std::string command_;
+  std::string summary_;
+  std::vector<Flag> flags_;
+  bool help_ = false;
+};
+
+}  // namespace toyllm
+
+#endif  // TOYLLM_TOOLS_ARGS_H_

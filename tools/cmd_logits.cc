@@ -1,0 +1,39 @@
+// toyllm logits: the next-token logits at every position of the prompt, as a .npy file.
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "tools/commands.h"
+#include "tools/model_setup.h"
+#include "tools/npy_writer.h"
+
+namespace toyllm {
+
+absl::Status RunLogits(const std::vector<std::string>& argv) {
+  ModelFlags model_flags;
+  std::string output;
+  std::vector<Flag> flags = CommonFlags(model_flags, /*with_context=*/true);
+  flags.push_back({"-o", "--output", "the .npy file to write: float32 [prompt tokens, vocab]", &output});
+  Args args("logits", "Writes the logits the model predicts at every position of the prompt (BOS first).", flags);
+  if (absl::Status s = args.Parse(argv); !s.ok()) return s;
+  if (args.help_requested()) {
+    std::cout << args.Usage();
+    return absl::OkStatus();
+  }
+  if (output.empty()) return absl::InvalidArgumentError("no output file given (-o FILE.npy)");
+  absl::StatusOr<LoadedModel> model = LoadForInference(model_flags);
+  if (!model.ok()) return model.status();
+  absl::StatusOr<std::vector<int>> prompt = EncodePrompt(*model, model_flags.prompt);
+  if (!prompt.ok()) return prompt.status();
+  absl::StatusOr<std::vector<float>> logits =
+      Prefill(*model->transformer, *prompt, 0, Transformer::Logits::kAll);
+  if (!logits.ok()) return logits.status();
+  const int64_t vocab = model->file->config.vocab_size;
+  if (absl::Status s = WriteNpy(output, logits->data(), {static_cast<int64_t>(prompt->size()), vocab});
+      !s.ok()) {
+    return s;
+  }
+  std::cerr << "wrote " << output << ": float32 [" << prompt->size() << ", " << vocab << "]\n";
+  return absl::OkStatus();
+}
+
+}  // namespace toyllm

@@ -1,0 +1,51 @@
+// toyllm: the command line. Dispatches to a subcommand and prints its error, if any, as one
+// line on stderr with a non-zero exit.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tools/commands.h"
+
+namespace {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  absl::Status (*run)(const std::vector<std::string>&);
+};
+
+constexpr Command kCommands[] = {
+    {"generate", "continue a prompt, streaming the text", toyllm::RunGenerate},
+    {"tokenize", "show the token ids and pieces of a text", toyllm::RunTokenize},
+    {"info", "show a model file's format, dimensions and size", toyllm::RunInfo},
+    {"logits", "write the logits at every prompt position to a .npy file", toyllm::RunLogits},
+};
+
+void PrintUsage(std::ostream& out) {
+  out << "usage: toyllm COMMAND [flags]   (toyllm COMMAND --help for its flags)\n\ncommands:\n";
+  for (const Command& c : kCommands) out << "  " << c.name << "\t" << c.summary << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    PrintUsage(std::cerr);
+    return 2;
+  }
+  const std::string name = argv[1];
+  if (name == "-h" || name == "--help" || name == "help") {
+    PrintUsage(std::cout);
+    return 0;
+  }
+  for (const Command& c : kCommands) {
+    if (name != c.name) continue;
+    const absl::Status status = c.run(std::vector<std::string>(argv + 2, argv + argc));
+    if (status.ok()) return 0;
+    std::cout.flush();
+    std::cerr << "toyllm " << name << ": " << status.message() << std::endl;
+    return 1;
+  }
+  std::cerr << "toyllm: unknown command '" << name << "' (see toyllm --help)" << std::endl;
+  return 2;
+}
