@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs toyllm's build and test dependencies from Debian's packages; a no-op when they
+# are all present. Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config
+  libopenblas-dev        # BLAS GEMM/GEMV for the matmuls
+  libsentencepiece-dev   # the tokenizer
+  libabsl-dev            # Status/StatusOr, strings
+  libgtest-dev libgmock-dev
+  curl ca-certificates   # fetch-models.sh, only where ../shared is absent
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+echo "installing: ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
