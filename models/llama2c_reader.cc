@@ -40,7 +40,8 @@ ModelConfig ConfigFromHeader(const int32_t h[7]) {
   c.n_layers = h[2];
   c.n_heads = h[3];
   c.n_kv_heads = h[4];
-  c.vocab_size = h[5] == INT32_MIN ? 0 : std::abs(h[5]);
+  // INT32_MIN has no absolute value; kept as it is, validation rejects it by its real value.
+  c.vocab_size = h[5] == INT32_MIN ? h[5] : std::abs(h[5]);
   c.context_length = h[6];
   c.head_dim = c.n_heads > 0 && c.dim % c.n_heads == 0 ? c.dim / c.n_heads : 0;
   c.norm_eps = 1e-5f;  // what llama2.c's run.c uses for every checkpoint

@@ -1,1 +1,533 @@
+// Checks toyllm's forward pass against an independent reference written here: plain loops
+// in double precision, one position at a time, attention recomputed over every stored key
+// and value (no BLAS, no batching, no KV-cache layout). The reference reads the llama2.c
+// checkpoint with its own parser and calls no toyllm function, so a shared mistake in the
+// reader, the ops, RoPE, the cache or the batching cannot cancel out.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/types/span.h"
 #include "gtest/gtest.h"
+#include "models/model_file.h"
+#include "runtime/generate.h"
+#include "runtime/model_config.h"
+#include "runtime/taps.h"
+#include "runtime/transformer.h"
+#include "runtime/weights.h"
+#include "tests/test_env.h"
+
+namespace toyllm {
+namespace {
+
+// Logits of toyllm (float32, BLAS) and of the double-precision reference must agree this well.
+constexpr double kLogitTolerance = 1e-4;
+// Attention weights lie in [0, 1], so they can be held to a tighter bound.
+constexpr double kWeightTolerance = 1e-5;
+
+// ---------------------------------------------------------------------------------------
+// The reference model: the weights as plain row-major float arrays (a linear layer W
+// [rows, cols] maps x to W·x), the way llama2.c stores them.
+
+struct RefLayer {
+  std::vector<float> attn_norm;  // [dim]
+  std::vector<float> wq;         // [n_heads * head_dim, dim]
+  std::vector<float> wk;         // [n_kv_heads * head_dim, dim]
+  std::vector<float> wv;         // [n_kv_heads * head_dim, dim]
+  std::vector<float> wo;         // [dim, n_heads * head_dim]
+  std::vector<float> ffn_norm;   // [dim]
+  std::vector<float> w1;         // [hidden, dim]
+  std::vector<float> w2;         // [dim, hidden]
+  std::vector<float> w3;         // [hidden, dim]
+};
+
+struct RefModel {
+  int dim = 0;
+  int hidden_dim = 0;
+  int n_layers = 0;
+  int n_heads = 0;
+  int n_kv_heads = 0;
+  int head_dim = 0;
+  int vocab_size = 0;
+  int seq_len = 0;
+  bool tied = false;              // classifier is a copy of the embedding
+  std::vector<float> embedding;   // [vocab, dim]
+  std::vector<RefLayer> layers;
+  std::vector<float> final_norm;  // [dim]
+  std::vector<float> classifier;  // [vocab, dim]
+
+  int q_dim() const { return n_heads * head_dim; }
+  int kv_dim() const { return n_kv_heads * head_dim; }
+};
+
+// What the reference computes for a token sequence.
+struct RefOutput {
+  std::vector<std::vector<double>> logits;  // [position][vocab]
+  // attention[layer][head][position]: softmax weights over keys 0..position.
+  std::vector<std::vector<std::vector<std::vector<double>>>> attention;
+};
+
+using Vec = std::vector<double>;
+
+// W·x for a row-major W [rows, cols].
+Vec MatVec(const std::vector<float>& w, int rows, int cols, const Vec& x) {
+  Vec y(rows, 0.0);
+  for (int r = 0; r < rows; ++r) {
+    double sum = 0.0;
+    for (int c = 0; c < cols; ++c) sum += double{w[static_cast<size_t>(r) * cols + c]} * x[c];
+    y[r] = sum;
+  }
+  return y;
+}
+
+// weight ⊙ x / sqrt(mean(x²) + 1e-5).
+Vec RmsNorm(const Vec& x, const std::vector<float>& weight) {
+  double ss = 0.0;
+  for (double v : x) ss += v * v;
+  const double scale = 1.0 / std::sqrt(ss / x.size() + 1e-5);
+  Vec y(x.size());
+  for (size_t i = 0; i < x.size(); ++i) y[i] = weight[i] * x[i] * scale;
+  return y;
+}
+
+// Rotates every head of x (n_heads heads of head_dim) in place: pair (2j, 2j+1) turns by
+// pos · 10000^(-2j / head_dim).
+void RotateInterleaved(Vec& x, int n_heads, int head_dim, int pos) {
+  for (int h = 0; h < n_heads; ++h) {
+    for (int j = 0; j < head_dim / 2; ++j) {
+      const double freq = std::pow(10000.0, -2.0 * j / head_dim);
+      const double c = std::cos(pos * freq), s = std::sin(pos * freq);
+      double& a = x[h * head_dim + 2 * j];
+      double& b = x[h * head_dim + 2 * j + 1];
+      const double a0 = a, b0 = b;
+      a = a0 * c - b0 * s;
+      b = a0 * s + b0 * c;
+    }
+  }
+}
+
+void SoftmaxInPlace(Vec& x) {
+  double max = x[0];
+  for (double v : x) max = std::max(max, v);
+  double sum = 0.0;
+  for (double& v : x) sum += (v = std::exp(v - max));
+  for (double& v : x) v /= sum;
+}
+
+// The forward pass as the textbook writes it, one position after another. Each position
+// stores its rotated key and value and attends over all stored ones (0..t): causality comes
+// from simply not having computed the later ones yet.
+RefOutput ReferenceForward(const RefModel& m, const std::vector<int>& tokens) {
+  const int n = static_cast<int>(tokens.size());
+  const int hd = m.head_dim;
+  const int group = m.n_heads / m.n_kv_heads;  // query heads per kv head
+  RefOutput out;
+  out.attention.assign(m.n_layers, std::vector<std::vector<Vec>>(m.n_heads));
+  std::vector<std::vector<Vec>> keys(m.n_layers), values(m.n_layers);  // [layer][position]
+
+  for (int t = 0; t < n; ++t) {
+    Vec x(m.embedding.begin() + static_cast<size_t>(tokens[t]) * m.dim,
+          m.embedding.begin() + static_cast<size_t>(tokens[t] + 1) * m.dim);
+    for (int l = 0; l < m.n_layers; ++l) {
+      const RefLayer& w = m.layers[l];
+      Vec h = RmsNorm(x, w.attn_norm);
+      Vec q = MatVec(w.wq, m.q_dim(), m.dim, h);
+      Vec k = MatVec(w.wk, m.kv_dim(), m.dim, h);
+      Vec v = MatVec(w.wv, m.kv_dim(), m.dim, h);
+      RotateInterleaved(q, m.n_heads, hd, t);
+      RotateInterleaved(k, m.n_kv_heads, hd, t);
+      keys[l].push_back(k);
+      values[l].push_back(v);
+
+      Vec heads(m.q_dim(), 0.0);
+      for (int head = 0; head < m.n_heads; ++head) {
+        const int kv = head / group;
+        Vec weights(t + 1);
+        for (int p = 0; p <= t; ++p) {
+          double dot = 0.0;
+          for (int i = 0; i < hd; ++i) dot += q[head * hd + i] * keys[l][p][kv * hd + i];
+          weights[p] = dot / std::sqrt(static_cast<double>(hd));
+        }
+        SoftmaxInPlace(weights);
+        for (int p = 0; p <= t; ++p) {
+          for (int i = 0; i < hd; ++i) {
+            heads[head * hd + i] += weights[p] * values[l][p][kv * hd + i];
+          }
+        }
+        out.attention[l][head].push_back(weights);
+      }
+      const Vec attn_out = MatVec(w.wo, m.dim, m.q_dim(), heads);
+      for (int i = 0; i < m.dim; ++i) x[i] += attn_out[i];
+
+      h = RmsNorm(x, w.ffn_norm);
+      Vec gate = MatVec(w.w1, m.hidden_dim, m.dim, h);
+      const Vec up = MatVec(w.w3, m.hidden_dim, m.dim, h);
+      for (int i = 0; i < m.hidden_dim; ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
+      const Vec ffn_out = MatVec(w.w2, m.dim, m.hidden_dim, gate);
+      for (int i = 0; i < m.dim; ++i) x[i] += ffn_out[i];
+    }
+    out.logits.push_back(MatVec(m.classifier, m.vocab_size, m.dim, RmsNorm(x, m.final_norm)));
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// The reference's own reader of llama2.c's legacy format (../shared/README.md): seven int32,
+// then float32 arrays, each kind stored for all layers before the next kind.
+
+void ReadFloats(std::ifstream& in, size_t count, std::vector<float>* out) {
+  out->resize(count);
+  in.read(reinterpret_cast<char*>(out->data()),
+          static_cast<std::streamsize>(count * sizeof(float)));
+}
+
+void ReadLegacyCheckpoint(const std::string& path, RefModel* m) {
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << path;
+  int32_t header[7];
+  in.read(reinterpret_cast<char*>(header), sizeof(header));
+  ASSERT_TRUE(in) << path;
+  m->dim = header[0];
+  m->hidden_dim = header[1];
+  m->n_layers = header[2];
+  m->n_heads = header[3];
+  m->n_kv_heads = header[4];
+  m->tied = header[5] > 0;  // a negative vocab_size means a separate classifier at the end
+  m->vocab_size = std::abs(header[5]);
+  m->seq_len = header[6];
+  m->head_dim = m->dim / m->n_heads;
+
+  const size_t dim = m->dim, hidden = m->hidden_dim, kv_dim = m->kv_dim();
+  ReadFloats(in, m->vocab_size * dim, &m->embedding);
+  m->layers.resize(m->n_layers);
+  for (RefLayer& l : m->layers) ReadFloats(in, dim, &l.attn_norm);
+  for (RefLayer& l : m->layers) ReadFloats(in, dim * dim, &l.wq);
+  for (RefLayer& l : m->layers) ReadFloats(in, kv_dim * dim, &l.wk);
+  for (RefLayer& l : m->layers) ReadFloats(in, kv_dim * dim, &l.wv);
+  for (RefLayer& l : m->layers) ReadFloats(in, dim * dim, &l.wo);
+  for (RefLayer& l : m->layers) ReadFloats(in, dim, &l.ffn_norm);
+  for (RefLayer& l : m->layers) ReadFloats(in, hidden * dim, &l.w1);
+  for (RefLayer& l : m->layers) ReadFloats(in, dim * hidden, &l.w2);
+  for (RefLayer& l : m->layers) ReadFloats(in, hidden * dim, &l.w3);
+  ReadFloats(in, dim, &m->final_norm);
+  std::vector<float> unused_rope_tables;  // freq_cis_real and freq_cis_imag
+  ReadFloats(in, 2 * static_cast<size_t>(m->seq_len) * (m->head_dim / 2), &unused_rope_tables);
+  if (m->tied) {
+    m->classifier = m->embedding;
+  } else {
+    ReadFloats(in, m->vocab_size * dim, &m->classifier);
+  }
+  ASSERT_TRUE(in) << path << " is shorter than its header implies";
+  in.peek();
+  ASSERT_TRUE(in.eof()) << path << " has bytes after the last array";
+}
+
+// ---------------------------------------------------------------------------------------
+// Running toyllm and comparing.
+
+// Ids spread over the vocabulary, reproducible everywhere (plain mt19937 output, no
+// distribution whose algorithm the standard leaves open).
+std::vector<int> PseudoRandomTokens(int n, int vocab_size, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<int> tokens(n);
+  for (int& t : tokens) t = static_cast<int>(rng() % vocab_size);
+  return tokens;
+}
+
+std::unique_ptr<Transformer> MakeTransformer(const ModelConfig& config,
+                                             const ModelWeights& weights, int max_batch) {
+  absl::StatusOr<std::unique_ptr<Transformer>> t =
+      Transformer::Create(config, weights, config.context_length, max_batch);
+  EXPECT_TRUE(t.ok()) << t.status();
+  return t.ok() ? *std::move(t) : nullptr;
+}
+
+// All logits [n, vocab] from Prefill, which splits the sequence into max_batch chunks.
+std::vector<float> LogitsByPrefill(const ModelConfig& config, const ModelWeights& weights,
+                                   const std::vector<int>& tokens, int max_batch) {
+  std::unique_ptr<Transformer> t = MakeTransformer(config, weights, max_batch);
+  if (t == nullptr) return {};
+  absl::StatusOr<std::vector<float>> logits =
+      Prefill(*t, tokens, 0, Transformer::Logits::kAll);
+  EXPECT_TRUE(logits.ok()) << logits.status();
+  return logits.ok() ? *logits : std::vector<float>{};
+}
+
+// All logits [n, vocab] from Forward calls of the given sizes (cycled), each asking for all
+// positions of its chunk; sizes 1 give token-by-token decoding.
+std::vector<float> LogitsByChunks(const ModelConfig& config, const ModelWeights& weights,
+                                  const std::vector<int>& tokens, int max_batch,
+                                  const std::vector<int>& chunk_sizes) {
+  std::unique_ptr<Transformer> t = MakeTransformer(config, weights, max_batch);
+  if (t == nullptr) return {};
+  std::vector<float> all;
+  const int n = static_cast<int>(tokens.size());
+  for (int pos = 0, i = 0; pos < n; ++i) {
+    const int size = std::min(chunk_sizes[i % chunk_sizes.size()], n - pos);
+    absl::StatusOr<absl::Span<const float>> out = t->Forward(
+        absl::MakeConstSpan(tokens).subspan(pos, size), pos, Transformer::Logits::kAll);
+    EXPECT_TRUE(out.ok()) << out.status();
+    if (!out.ok()) return {};
+    all.insert(all.end(), out->begin(), out->end());
+    pos += size;
+  }
+  return all;
+}
+
+// Largest |toyllm - reference| over every logit of every position; fails the test when it
+// exceeds the tolerance, naming the worst position and vocabulary entry.
+void ExpectLogitsMatch(const std::vector<float>& actual, const RefOutput& ref,
+                       const std::string& what) {
+  const size_t n = ref.logits.size(), vocab = ref.logits[0].size();
+  ASSERT_EQ(actual.size(), n * vocab) << what;
+  double worst = 0.0;
+  size_t worst_pos = 0, worst_id = 0;
+  for (size_t p = 0; p < n; ++p) {
+    for (size_t v = 0; v < vocab; ++v) {
+      const double diff = std::abs(actual[p * vocab + v] - ref.logits[p][v]);
+      // A NaN, once seen, stays the worst: it fails the comparison below.
+      if (diff > worst || (std::isnan(diff) && !std::isnan(worst))) {
+        worst = diff;
+        worst_pos = p;
+        worst_id = v;
+      }
+    }
+  }
+  EXPECT_LE(worst, kLogitTolerance)
+      << what << ": position " << worst_pos << ", id " << worst_id << ": toyllm "
+      << actual[worst_pos * vocab + worst_id] << ", reference " << ref.logits[worst_pos][worst_id];
+  std::cout << "[ measured ] " << what << ": max |logit - reference| = " << worst << "\n";
+}
+
+// The reference logits must not be degenerate, or agreement would prove little.
+void ExpectInformativeLogits(const RefOutput& ref) {
+  double spread = 0.0;
+  for (const Vec& row : ref.logits) {
+    spread = std::max(spread, *std::max_element(row.begin(), row.end()) -
+                                  *std::min_element(row.begin(), row.end()));
+  }
+  EXPECT_GT(spread, 1.0);
+}
+
+// ---------------------------------------------------------------------------------------
+// stories260K: a real trained checkpoint.
+
+// Suites are named after the file so that `ctest -R forward_reference` selects them.
+class forward_reference : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = testing::Stories260K();
+    TOYLLM_REQUIRE_FILE(path_);
+    ASSERT_NO_FATAL_FAILURE(ReadLegacyCheckpoint(path_, &ref_model_));
+    absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path_);
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = *std::move(model);
+    // Longer than one default batch, so Prefill needs a second, shorter Forward call.
+    tokens_ = PseudoRandomTokens(kTokens, ref_model_.vocab_size, 2024);
+    tokens_[0] = 1;  // BOS, as generation starts
+    reference_ = ReferenceForward(ref_model_, tokens_);
+  }
+
+  static constexpr int kTokens = 80;
+  static_assert(kTokens > Transformer::kDefaultMaxBatch);
+
+  std::string path_;
+  RefModel ref_model_;
+  std::unique_ptr<ModelFile> model_;
+  std::vector<int> tokens_;
+  RefOutput reference_;
+};
+
+TEST_F(forward_reference, PrefillAcrossTheBatchBoundaryMatchesReference) {
+  ExpectInformativeLogits(reference_);
+  ExpectLogitsMatch(LogitsByPrefill(model_->config, model_->weights, tokens_,
+                                    Transformer::kDefaultMaxBatch),
+                    reference_, "stories260K Prefill kAll, batch 64");
+}
+
+TEST_F(forward_reference, TokenByTokenMatchesReference) {
+  ExpectLogitsMatch(LogitsByChunks(model_->config, model_->weights, tokens_,
+                                   Transformer::kDefaultMaxBatch, {1}),
+                    reference_, "stories260K token by token");
+}
+
+TEST_F(forward_reference, RaggedBatchesMatchReference) {
+  ExpectLogitsMatch(LogitsByPrefill(model_->config, model_->weights, tokens_, 7), reference_,
+                    "stories260K Prefill, batch 7");
+  // Chunks of uneven sizes, so batches start at positions that are no multiple of anything.
+  ExpectLogitsMatch(LogitsByChunks(model_->config, model_->weights, tokens_, 7, {7, 2, 5, 1, 3}),
+                    reference_, "stories260K chunks 7,2,5,1,3");
+}
+
+TEST_F(forward_reference, LastLogitsAreTheLastRowOfAll) {
+  std::unique_ptr<Transformer> t = MakeTransformer(model_->config, model_->weights, 64);
+  ASSERT_NE(t, nullptr);
+  absl::StatusOr<std::vector<float>> last = Prefill(*t, tokens_, 0, Transformer::Logits::kLast);
+  ASSERT_TRUE(last.ok()) << last.status();
+  ASSERT_EQ(last->size(), static_cast<size_t>(ref_model_.vocab_size));
+  RefOutput only_last = reference_;
+  only_last.logits = {reference_.logits.back()};
+  ExpectLogitsMatch(*last, only_last, "stories260K Prefill kLast");
+}
+
+// Collects every blk.L.weights row a forward pass offers, keyed by (layer, head, position).
+class AttentionWeightsRecorder : public TapObserver {
+ public:
+  void Observe(const TapData& tap) override {
+    if (tap.tap != Tap::kWeights) return;
+    for (int r = 0; r < tap.rows; ++r) {
+      const float* row = tap.data + static_cast<size_t>(r) * tap.cols;
+      std::vector<float>& dst = rows[{tap.layer, tap.head, tap.pos + r}];
+      EXPECT_TRUE(dst.empty()) << "row delivered twice: layer " << tap.layer << " head "
+                               << tap.head << " position " << tap.pos + r;
+      dst.assign(row, row + tap.cols);
+    }
+  }
+
+  std::map<std::tuple<int, int, int>, std::vector<float>> rows;
+};
+
+TEST_F(forward_reference, AttentionWeightTapsAreCausalSoftmaxesEqualToReference) {
+  std::unique_ptr<Transformer> t = MakeTransformer(model_->config, model_->weights, 64);
+  ASSERT_NE(t, nullptr);
+  AttentionWeightsRecorder recorder;
+  t->set_observer(&recorder);
+  ASSERT_TRUE(Prefill(*t, tokens_, 0, Transformer::Logits::kLast).ok());
+
+  const RefModel& m = ref_model_;
+  ASSERT_EQ(recorder.rows.size(), static_cast<size_t>(m.n_layers) * m.n_heads * kTokens);
+  double worst = 0.0;
+  for (const auto& [key, row] : recorder.rows) {
+    const auto [layer, head, pos] = key;
+    SCOPED_TRACE(::testing::Message() << "blk." << layer << ".weights head " << head
+                                    << " position " << pos);
+    ASSERT_GE(layer, 0);
+    ASSERT_LT(layer, m.n_layers);
+    ASSERT_GE(head, 0);
+    ASSERT_LT(head, m.n_heads);
+    ASSERT_GT(static_cast<int>(row.size()), pos);  // sees at least keys 0..pos
+    double sum = 0.0;
+    for (size_t key_pos = 0; key_pos < row.size(); ++key_pos) {
+      if (static_cast<int>(key_pos) > pos) {
+        ASSERT_EQ(row[key_pos], 0.0f) << "key " << key_pos << " is in the future";
+        continue;
+      }
+      sum += row[key_pos];
+      const double diff = std::abs(row[key_pos] - reference_.attention[layer][head][pos][key_pos]);
+      worst = std::max(worst, diff);
+      ASSERT_LE(diff, kWeightTolerance) << "key " << key_pos;
+    }
+    ASSERT_NEAR(sum, 1.0, 1e-5);
+  }
+  std::cout << "[ measured ] stories260K max |attention weight - reference| = " << worst << "\n";
+}
+
+// ---------------------------------------------------------------------------------------
+// A synthetic model: random weights of odd sizes, an untied classifier, and a context the
+// sequence fills completely.
+
+RefModel RandomModel(uint32_t seed) {
+  RefModel m;
+  m.dim = 16;
+  m.hidden_dim = 24;
+  m.n_layers = 2;
+  m.n_heads = 4;
+  m.n_kv_heads = 2;
+  m.head_dim = m.dim / m.n_heads;
+  m.vocab_size = 11;
+  m.seq_len = 20;
+  m.tied = false;
+  std::mt19937 rng(seed);
+  // Uniform in [-scale, scale], from the raw generator output so it is the same everywhere.
+  auto fill = [&rng](size_t n, double center, double scale) {
+    std::vector<float> v(n);
+    for (float& x : v) x = static_cast<float>(center + scale * (2.0 * rng() / 4294967295.0 - 1.0));
+    return v;
+  };
+  const size_t dim = m.dim, hidden = m.hidden_dim;
+  const double w = 1.0 / std::sqrt(static_cast<double>(dim));  // keeps activations O(1)
+  m.embedding = fill(m.vocab_size * dim, 0.0, 1.0);
+  m.layers.resize(m.n_layers);
+  for (RefLayer& l : m.layers) {
+    l.attn_norm = fill(dim, 1.0, 0.3);
+    l.wq = fill(m.q_dim() * dim, 0.0, 2.0 * w);
+    l.wk = fill(m.kv_dim() * dim, 0.0, 2.0 * w);
+    l.wv = fill(m.kv_dim() * dim, 0.0, w);
+    l.wo = fill(dim * m.q_dim(), 0.0, w);
+    l.ffn_norm = fill(dim, 1.0, 0.3);
+    l.w1 = fill(hidden * dim, 0.0, 2.0 * w);
+    l.w2 = fill(dim * hidden, 0.0, w);
+    l.w3 = fill(hidden * dim, 0.0, 2.0 * w);
+  }
+  m.final_norm = fill(dim, 1.0, 0.3);
+  m.classifier = fill(m.vocab_size * dim, 0.0, 2.0);
+  return m;
+}
+
+// toyllm's config and weight views over the reference model's arrays: both run on the very
+// same numbers.
+struct ToyllmView {
+  ModelConfig config;
+  ModelWeights weights;
+};
+
+ToyllmView ViewOf(const RefModel& m) {
+  ToyllmView v;
+  ModelConfig& c = v.config;
+  c.dim = m.dim;
+  c.hidden_dim = m.hidden_dim;
+  c.n_layers = m.n_layers;
+  c.n_heads = m.n_heads;
+  c.n_kv_heads = m.n_kv_heads;
+  c.head_dim = m.head_dim;
+  c.vocab_size = m.vocab_size;
+  c.context_length = m.seq_len;
+  c.norm_eps = 1e-5f;
+  c.rope_theta = 10000.0f;
+  c.rope_layout = RopeLayout::kInterleaved;
+  c.tied_output = m.tied;
+  auto matrix = [](const std::vector<float>& data, int rows, int cols) {
+    EXPECT_EQ(data.size(), static_cast<size_t>(rows) * cols);
+    return Matrix{data.data(), rows, cols};
+  };
+  ModelWeights& w = v.weights;
+  w.token_embedding = matrix(m.embedding, m.vocab_size, m.dim);
+  for (const RefLayer& l : m.layers) {
+    w.layers.push_back(LayerWeights{
+        l.attn_norm.data(), matrix(l.wq, m.q_dim(), m.dim), matrix(l.wk, m.kv_dim(), m.dim),
+        matrix(l.wv, m.kv_dim(), m.dim), matrix(l.wo, m.dim, m.q_dim()), l.ffn_norm.data(),
+        matrix(l.w1, m.hidden_dim, m.dim), matrix(l.w2, m.dim, m.hidden_dim),
+        matrix(l.w3, m.hidden_dim, m.dim)});
+  }
+  w.output_norm = m.final_norm.data();
+  w.output = matrix(m.classifier, m.vocab_size, m.dim);
+  return v;
+}
+
+TEST(forward_reference_synthetic, EveryBatchingMatchesReference) {
+  const RefModel m = RandomModel(7);
+  const ToyllmView view = ViewOf(m);
+  const std::vector<int> tokens = PseudoRandomTokens(m.seq_len, m.vocab_size, 99);
+  const RefOutput reference = ReferenceForward(m, tokens);
+  ExpectInformativeLogits(reference);
+
+  ExpectLogitsMatch(LogitsByPrefill(view.config, view.weights, tokens, 64), reference,
+                    "synthetic, one batch");
+  ExpectLogitsMatch(LogitsByChunks(view.config, view.weights, tokens, 64, {1}), reference,
+                    "synthetic, token by token");
+  ExpectLogitsMatch(LogitsByPrefill(view.config, view.weights, tokens, 7), reference,
+                    "synthetic, batch 7");
+  ExpectLogitsMatch(LogitsByChunks(view.config, view.weights, tokens, 7, {3, 7, 1, 6}),
+                    reference, "synthetic, chunks 3,7,1,6");
+}
+
+}  // namespace
+}  // namespace toyllm

@@ -1,1 +1,403 @@
+// The llama2.c reader (LoadModel) on the real stories260K checkpoint, on its version-1
+// re-export, and on broken files derived from it: every bad file must give a clean error
+// that names the file and the problem, never a crash or a huge allocation.
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "models/model_file.h"
+#include "runtime/generate.h"
+#include "runtime/transformer.h"
+#include "tests/test_env.h"
+
+namespace toyllm {
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Byte helpers. The legacy header is seven int32 at the start of the file, in this order.
+enum HeaderField { kDim, kHidden, kLayers, kHeads, kKvHeads, kVocab, kSeqLen };
+
+int32_t GetInt(const std::string& bytes, size_t offset) {
+  int32_t v;
+  std::memcpy(&v, bytes.data() + offset, sizeof(v));
+  return v;
+}
+
+void PutInt(std::string& bytes, size_t offset, int32_t v) {
+  bytes.replace(offset, sizeof(v), reinterpret_cast<const char*>(&v), sizeof(v));
+}
+
+void AppendInt(std::string& bytes, int32_t v) {
+  bytes.append(reinterpret_cast<const char*>(&v), sizeof(v));
+}
+
+int32_t Field(const std::string& legacy, HeaderField field) {
+  return GetInt(legacy, field * sizeof(int32_t));
+}
+
+// The legacy bytes with one header field replaced.
+std::string WithField(std::string legacy, HeaderField field, int32_t value) {
+  PutInt(legacy, field * sizeof(int32_t), value);
+  return legacy;
+}
+
+std::string WriteFile(const std::string& dir, const std::string& name, const std::string& bytes) {
+  const std::string path = dir + "/" + name;
+  std::ofstream out(path, std::ios::binary);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  EXPECT_TRUE(out.good()) << path;
+  return path;
+}
+
+// ---------------------------------------------------------------------------------------
+// Converting the legacy file to llama2.c's version-1 export (export.py's version1_export).
+
+constexpr uint32_t kMagic = 0x616b3432;  // "ak42"
+constexpr size_t kV1HeaderBytes = 256;
+constexpr size_t kV1VersionOffset = 4;
+constexpr size_t kV1ParamsOffset = 8;       // the seven int32, in HeaderField order
+constexpr size_t kV1SharedFlagOffset = 36;  // one byte after them
+
+// One weight array of a file: where it starts and how many bytes it has.
+struct Block {
+  size_t offset = 0;
+  size_t bytes = 0;
+};
+
+// The arrays of a legacy file, each holding one kind for all layers (../shared/README.md).
+struct LegacyLayout {
+  Block embedding, attn_norm, wq, wk, wv, wo, ffn_norm, w1, w2, w3, final_norm, rope, classifier;
+  size_t end = 0;
+};
+
+LegacyLayout LayoutOf(const std::string& legacy) {
+  const size_t dim = Field(legacy, kDim), hidden = Field(legacy, kHidden),
+               layers = Field(legacy, kLayers), heads = Field(legacy, kHeads),
+               kv_heads = Field(legacy, kKvHeads), seq_len = Field(legacy, kSeqLen);
+  const int32_t vocab = Field(legacy, kVocab);
+  const size_t vocab_size = vocab < 0 ? -static_cast<int64_t>(vocab) : vocab;
+  const size_t head_dim = dim / heads, kv_dim = kv_heads * head_dim;
+  LegacyLayout l;
+  size_t offset = 7 * sizeof(int32_t);
+  auto take = [&offset](size_t floats) {
+    Block b{offset, floats * sizeof(float)};
+    offset += b.bytes;
+    return b;
+  };
+  l.embedding = take(vocab_size * dim);
+  l.attn_norm = take(layers * dim);
+  l.wq = take(layers * dim * dim);
+  l.wk = take(layers * kv_dim * dim);
+  l.wv = take(layers * kv_dim * dim);
+  l.wo = take(layers * dim * dim);
+  l.ffn_norm = take(layers * dim);
+  l.w1 = take(layers * hidden * dim);
+  l.w2 = take(layers * dim * hidden);
+  l.w3 = take(layers * hidden * dim);
+  l.final_norm = take(dim);
+  l.rope = take(seq_len * head_dim);  // freq_cis_real and _imag, [seq_len, head_dim / 2] each
+  l.classifier = vocab < 0 ? take(vocab_size * dim) : l.embedding;
+  l.end = offset;
+  return l;
+}
+
+// The version-1 file for a legacy one: a 256-byte header (magic, version, the seven
+// parameters with a positive vocab_size, a shared-classifier flag, zero padding), then the
+// norms, the embedding, the matrices and, unless shared, the classifier. With
+// `shared = false` the classifier is written out even when the legacy file ties it.
+std::string LegacyToVersion1(const std::string& legacy, bool shared) {
+  const LegacyLayout l = LayoutOf(legacy);
+  EXPECT_EQ(l.end, legacy.size()) << "the legacy file does not have the layout its header says";
+  std::string out;
+  AppendInt(out, static_cast<int32_t>(kMagic));
+  AppendInt(out, 1);
+  for (int field = kDim; field <= kSeqLen; ++field) {
+    const int32_t v = Field(legacy, static_cast<HeaderField>(field));
+    AppendInt(out, field == kVocab && v < 0 ? -v : v);
+  }
+  EXPECT_EQ(out.size(), kV1SharedFlagOffset);
+  out.push_back(shared ? 1 : 0);
+  out.resize(kV1HeaderBytes, '\0');
+  for (const Block& b : {l.attn_norm, l.ffn_norm, l.final_norm, l.embedding, l.wq, l.wk, l.wv,
+                         l.wo, l.w1, l.w2, l.w3}) {
+    out.append(legacy, b.offset, b.bytes);
+  }
+  if (!shared) out.append(legacy, l.classifier.offset, l.classifier.bytes);
+  return out;
+}
+
+// The legacy file with its classifier stored separately (negative vocab_size, the
+// embedding's bytes appended), which must compute exactly what the tied one does.
+std::string UntiedLegacy(const std::string& legacy) {
+  const LegacyLayout l = LayoutOf(legacy);
+  std::string out = WithField(legacy, kVocab, -Field(legacy, kVocab));
+  out.append(legacy, l.embedding.offset, l.embedding.bytes);
+  return out;
+}
+
+// All logits of a short prompt, or an empty vector after reporting a failure.
+std::vector<float> Logits(const ModelFile& model) {
+  absl::StatusOr<std::unique_ptr<Transformer>> t =
+      Transformer::Create(model.config, model.weights, model.config.context_length);
+  EXPECT_TRUE(t.ok()) << t.status();
+  if (!t.ok()) return {};
+  const std::vector<int> tokens = {1, 403, 407, 261, 378, 500, 2, 0, 511, 77, 300, 1, 42};
+  absl::StatusOr<std::vector<float>> logits =
+      Prefill(**t, tokens, 0, Transformer::Logits::kAll);
+  EXPECT_TRUE(logits.ok()) << logits.status();
+  return logits.ok() ? *logits : std::vector<float>{};
+}
+
+void ExpectSameConfig(const ModelConfig& a, const ModelConfig& b) {
+  EXPECT_EQ(a.dim, b.dim);
+  EXPECT_EQ(a.hidden_dim, b.hidden_dim);
+  EXPECT_EQ(a.n_layers, b.n_layers);
+  EXPECT_EQ(a.n_heads, b.n_heads);
+  EXPECT_EQ(a.n_kv_heads, b.n_kv_heads);
+  EXPECT_EQ(a.head_dim, b.head_dim);
+  EXPECT_EQ(a.vocab_size, b.vocab_size);
+  EXPECT_EQ(a.context_length, b.context_length);
+}
+
+// Named after the file so that `ctest -R llama2c_reader` selects these tests.
+class llama2c_reader : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    path_ = testing::Stories260K();
+    TOYLLM_REQUIRE_FILE(path_);
+    legacy_ = testing::ReadFile(path_);
+    ASSERT_FALSE(legacy_.empty()) << path_;
+    dir_ = testing::TempDir();
+  }
+
+  // The copies of the model are a megabyte each: remove them, but only from a directory
+  // TempDir really created (it falls back to the shared temp folder itself).
+  void TearDown() override {
+    if (dir_.rfind(::testing::TempDir() + "toyllm_", 0) == 0) std::filesystem::remove_all(dir_);
+  }
+
+  // Writes `bytes` as `name` in the temp dir and loads it.
+  absl::StatusOr<std::unique_ptr<ModelFile>> Load(const std::string& name,
+                                                  const std::string& bytes) {
+    return LoadModel(WriteFile(dir_, name, bytes));
+  }
+
+  std::string path_;
+  std::string legacy_;
+  std::string dir_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Good files.
+
+TEST_F(llama2c_reader, LoadsStories260K) {
+  absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path_);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const ModelConfig& c = (*model)->config;
+  EXPECT_EQ((*model)->format, "llama2.c legacy (float32)");
+  EXPECT_EQ(c.dim, 64);
+  EXPECT_EQ(c.hidden_dim, 172);
+  EXPECT_EQ(c.n_layers, 5);
+  EXPECT_EQ(c.n_heads, 8);
+  EXPECT_EQ(c.n_kv_heads, 4);
+  EXPECT_EQ(c.head_dim, 8);
+  EXPECT_EQ(c.vocab_size, 512);
+  EXPECT_EQ(c.context_length, 512);
+  EXPECT_TRUE(c.tied_output);
+  EXPECT_FLOAT_EQ(c.norm_eps, 1e-5f);
+  EXPECT_FLOAT_EQ(c.rope_theta, 10000.0f);
+  EXPECT_EQ(c.rope_layout, RopeLayout::kInterleaved);
+
+  // The views point where the layout says: first array after the 28-byte header, the tied
+  // output is the embedding itself, the final norm sits right before the RoPE tables.
+  const ModelWeights& w = (*model)->weights;
+  const LegacyLayout l = LayoutOf(legacy_);
+  const uint8_t* base = (*model)->mapping->data();
+  EXPECT_EQ(reinterpret_cast<const uint8_t*>(w.token_embedding.data), base + l.embedding.offset);
+  EXPECT_EQ(w.output.data, w.token_embedding.data);
+  EXPECT_EQ(reinterpret_cast<const uint8_t*>(w.output_norm), base + l.final_norm.offset);
+  ASSERT_EQ(w.layers.size(), 5u);
+  EXPECT_EQ(reinterpret_cast<const uint8_t*>(w.layers[4].w3.data),
+            base + l.w3.offset + 4 * l.w3.bytes / 5);
+  EXPECT_EQ(w.layers[2].wk.rows, 32);
+  EXPECT_EQ(w.layers[2].wk.cols, 64);
+  EXPECT_EQ(w.layers[2].w2.rows, 64);
+  EXPECT_EQ(w.layers[2].w2.cols, 172);
+}
+
+TEST_F(llama2c_reader, UntiedLegacyClassifierGivesTheSameLogits) {
+  absl::StatusOr<std::unique_ptr<ModelFile>> tied = LoadModel(path_);
+  absl::StatusOr<std::unique_ptr<ModelFile>> untied = Load("untied.bin", UntiedLegacy(legacy_));
+  ASSERT_TRUE(tied.ok()) << tied.status();
+  ASSERT_TRUE(untied.ok()) << untied.status();
+  EXPECT_FALSE((*untied)->config.tied_output);
+  EXPECT_NE((*untied)->weights.output.data, (*untied)->weights.token_embedding.data);
+  ExpectSameConfig((*tied)->config, (*untied)->config);
+  const std::vector<float> expected = Logits(**tied);
+  ASSERT_FALSE(expected.empty());
+  EXPECT_EQ(Logits(**untied), expected);
+}
+
+TEST_F(llama2c_reader, Version1ExportGivesTheSameLogits) {
+  for (bool shared : {true, false}) {
+    SCOPED_TRACE(shared ? "shared classifier" : "separate classifier");
+    absl::StatusOr<std::unique_ptr<ModelFile>> legacy = LoadModel(path_);
+    absl::StatusOr<std::unique_ptr<ModelFile>> v1 =
+        Load("v1.bin", LegacyToVersion1(legacy_, shared));
+    ASSERT_TRUE(legacy.ok()) << legacy.status();
+    ASSERT_TRUE(v1.ok()) << v1.status();
+    EXPECT_EQ((*v1)->format, "llama2.c version 1 (float32)");
+    EXPECT_EQ((*v1)->config.tied_output, shared);
+    ExpectSameConfig((*legacy)->config, (*v1)->config);
+    // Same numbers in a different order: the logits must be bit-for-bit equal.
+    const std::vector<float> expected = Logits(**legacy);
+    ASSERT_FALSE(expected.empty());
+    EXPECT_EQ(Logits(**v1), expected);
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// Bad files. Each must fail with the file's path and these substrings in the message.
+
+void ExpectError(const absl::StatusOr<std::unique_ptr<ModelFile>>& result,
+                 const std::string& path, std::initializer_list<std::string> substrings) {
+  ASSERT_FALSE(result.ok()) << path << " loaded but should not";
+  const std::string message(result.status().message());
+  EXPECT_NE(message.find(path), std::string::npos) << "the path is not in: " << message;
+  for (const std::string& s : substrings) {
+    EXPECT_NE(message.find(s), std::string::npos) << "\"" << s << "\" not in: " << message;
+  }
+}
+
+// Loads `bytes` written as `name` and expects the error.
+#define EXPECT_LOAD_ERROR(name, bytes, ...)                   \
+  do {                                                        \
+    SCOPED_TRACE(name);                                       \
+    const std::string file = WriteFile(dir_, name, bytes);    \
+    ExpectError(LoadModel(file), file, {__VA_ARGS__});        \
+  } while (0)
+
+// Peak resident memory of this process; bad headers must not make the reader allocate.
+int64_t PeakRssKiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+TEST_F(llama2c_reader, MissingEmptyOrNotAFile) {
+  const std::string missing = dir_ + "/no_such_model.bin";
+  absl::StatusOr<std::unique_ptr<ModelFile>> result = LoadModel(missing);
+  ExpectError(result, missing, {"cannot open", "No such file"});
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kNotFound);
+
+  EXPECT_LOAD_ERROR("empty.bin", "", "empty");
+
+  const std::string directory = dir_ + "/a_directory.bin";
+  ASSERT_EQ(mkdir(directory.c_str(), 0755), 0);
+  ExpectError(LoadModel(directory), directory, {"not a regular file"});
+}
+
+TEST_F(llama2c_reader, WrongLength) {
+  const std::string need = "need " + std::to_string(legacy_.size()) + " bytes";
+  EXPECT_LOAD_ERROR("short_by_one.bin", legacy_.substr(0, legacy_.size() - 1), need,
+                    "the file has " + std::to_string(legacy_.size() - 1), "truncated");
+  EXPECT_LOAD_ERROR("header_only_part.bin", legacy_.substr(0, 27), "27 bytes",
+                    "too short for a llama2.c header");
+  EXPECT_LOAD_ERROR("one_int.bin", legacy_.substr(0, 4), "4 bytes is too short");
+  // One byte too many is no truncation, but still not the file the header describes.
+  const std::string file = WriteFile(dir_, "one_extra_byte.bin", legacy_ + '\0');
+  absl::StatusOr<std::unique_ptr<ModelFile>> result = LoadModel(file);
+  ExpectError(result, file, {need, "the file has " + std::to_string(legacy_.size() + 1)});
+  EXPECT_EQ(result.status().message().find("truncated"), std::string::npos);
+}
+
+TEST_F(llama2c_reader, InconsistentHeads) {
+  EXPECT_LOAD_ERROR("heads_7.bin", WithField(legacy_, kHeads, 7),
+                    "n_heads = 7 does not divide dim = 64");
+  EXPECT_LOAD_ERROR("kv_heads_3.bin", WithField(legacy_, kKvHeads, 3),
+                    "n_kv_heads = 3 does not divide n_heads = 8");
+  EXPECT_LOAD_ERROR("kv_heads_16.bin", WithField(legacy_, kKvHeads, 16),
+                    "n_kv_heads = 16 does not divide n_heads = 8");
+  // 64 / 32 = 2 would be fine, 64 / 64 = 1 is odd: RoPE needs pairs.
+  EXPECT_LOAD_ERROR("head_dim_1.bin",
+                    WithField(WithField(legacy_, kHeads, 64), kKvHeads, 64), "head_dim = 1");
+}
+
+TEST_F(llama2c_reader, ZeroOrNegativeSizes) {
+  EXPECT_LOAD_ERROR("dim_0.bin", WithField(legacy_, kDim, 0), "dim = 0");
+  EXPECT_LOAD_ERROR("dim_neg.bin", WithField(legacy_, kDim, -64), "dim = -64");
+  EXPECT_LOAD_ERROR("hidden_0.bin", WithField(legacy_, kHidden, 0), "hidden_dim = 0");
+  EXPECT_LOAD_ERROR("hidden_neg.bin", WithField(legacy_, kHidden, -172), "hidden_dim = -172");
+  EXPECT_LOAD_ERROR("layers_0.bin", WithField(legacy_, kLayers, 0), "n_layers = 0");
+  EXPECT_LOAD_ERROR("layers_neg.bin", WithField(legacy_, kLayers, -5), "n_layers = -5");
+  EXPECT_LOAD_ERROR("heads_0.bin", WithField(legacy_, kHeads, 0), "n_heads = 0");
+  EXPECT_LOAD_ERROR("heads_neg.bin", WithField(legacy_, kHeads, -8), "n_heads = -8");
+  EXPECT_LOAD_ERROR("kv_heads_0.bin", WithField(legacy_, kKvHeads, 0), "n_kv_heads = 0");
+  EXPECT_LOAD_ERROR("kv_heads_neg.bin", WithField(legacy_, kKvHeads, -4), "n_kv_heads = -4");
+  EXPECT_LOAD_ERROR("vocab_0.bin", WithField(legacy_, kVocab, 0), "vocab_size = 0");
+  EXPECT_LOAD_ERROR("seq_len_0.bin", WithField(legacy_, kSeqLen, 0), "context_length = 0");
+  EXPECT_LOAD_ERROR("seq_len_neg.bin", WithField(legacy_, kSeqLen, -512), "context_length = -512");
+}
+
+TEST_F(llama2c_reader, AbsurdSizesFailWithoutAllocating) {
+  const int64_t rss_before = PeakRssKiB();
+  EXPECT_LOAD_ERROR("vocab_2_30.bin", WithField(legacy_, kVocab, 1 << 30),
+                    "vocab_size = 1073741824 is outside");
+  EXPECT_LOAD_ERROR("layers_2_30.bin", WithField(legacy_, kLayers, 1 << 30),
+                    "n_layers = 1073741824 is outside");
+  EXPECT_LOAD_ERROR("seq_len_max.bin", WithField(legacy_, kSeqLen, INT32_MAX),
+                    "context_length = 2147483647 is outside");
+  EXPECT_LOAD_ERROR("dim_max.bin", WithField(legacy_, kDim, INT32_MAX), "dim = 2147483647");
+  // -INT32_MIN does not exist; the message must still show what the file holds.
+  EXPECT_LOAD_ERROR("vocab_min.bin", WithField(legacy_, kVocab, INT32_MIN),
+                    "vocab_size = -2147483648 is outside");
+  // Within every limit, yet far more than the file holds: caught by the size check, whose
+  // arithmetic must not overflow (about 2^48 bytes here).
+  std::string huge = WithField(legacy_, kDim, 1 << 16);
+  huge = WithField(huge, kHidden, 1 << 18);
+  huge = WithField(huge, kLayers, 1024);
+  huge = WithField(huge, kVocab, 1 << 22);
+  huge = WithField(huge, kSeqLen, 1 << 22);
+  EXPECT_LOAD_ERROR("huge_but_valid.bin", huge, "the header's dimensions need", "truncated");
+  EXPECT_LOAD_ERROR("vocab_4m.bin", WithField(legacy_, kVocab, 1 << 22), "truncated");
+  // Garbage throughout: every field 0xffffffff (-1).
+  EXPECT_LOAD_ERROR("all_ones.bin", std::string(4096, '\xff'), "bad header");
+  EXPECT_LT(PeakRssKiB() - rss_before, 64 * 1024) << "KiB of peak memory for bad headers";
+}
+
+TEST_F(llama2c_reader, BadVersion1Files) {
+  const std::string v1 = LegacyToVersion1(legacy_, true);
+  std::string version2 = v1;
+  PutInt(version2, kV1VersionOffset, 2);
+  const std::string file = WriteFile(dir_, "version2.bin", version2);
+  absl::StatusOr<std::unique_ptr<ModelFile>> result = LoadModel(file);
+  ExpectError(result, file, {"version 2", "not supported"});
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kUnimplemented);
+
+  EXPECT_LOAD_ERROR("v1_short_by_one.bin", v1.substr(0, v1.size() - 1), "truncated");
+  EXPECT_LOAD_ERROR("v1_header_cut.bin", v1.substr(0, 100), "100 bytes", "too short");
+  EXPECT_LOAD_ERROR("v1_magic_only.bin", v1.substr(0, 4), "too short");
+  // A separate classifier announced but absent.
+  std::string unshared = v1;
+  unshared[kV1SharedFlagOffset] = 0;
+  EXPECT_LOAD_ERROR("v1_missing_classifier.bin", unshared, "truncated");
+  std::string negative_vocab = v1;
+  PutInt(negative_vocab, kV1ParamsOffset + 4 * kVocab, -512);
+  EXPECT_LOAD_ERROR("v1_negative_vocab.bin", negative_vocab, "vocab_size = -512");
+  std::string bad_heads = v1;
+  PutInt(bad_heads, kV1ParamsOffset + 4 * kKvHeads, 3);
+  EXPECT_LOAD_ERROR("v1_kv_heads_3.bin", bad_heads, "n_kv_heads = 3 does not divide");
+}
+
+}  // namespace
+}  // namespace toyllm
