@@ -3,6 +3,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -29,6 +30,32 @@ class FloatCursor {
 
  private:
   const float* next_;
+};
+
+// Version 2 quantizes every matrix in groups: all its int8 values, then one float32 scale
+// per group of `group_size` consecutive values. Matrices are dequantized into the model.
+class Q8GroupCursor {
+ public:
+  Q8GroupCursor(const uint8_t* start, int group_size, ModelFile& model)
+      : next_(start), group_size_(group_size), model_(model) {}
+  Matrix TakeMatrix(int rows, int cols) {
+    const int64_t n = int64_t{rows} * cols;
+    const int8_t* q = reinterpret_cast<const int8_t*>(next_);
+    const uint8_t* scales = next_ + n;
+    std::vector<float>& out = model_.converted.emplace_back(n);
+    for (int64_t g = 0; g < n / group_size_; ++g) {
+      float scale;
+      std::memcpy(&scale, scales + g * sizeof(float), sizeof(float));
+      for (int64_t i = g * group_size_; i < (g + 1) * group_size_; ++i) out[i] = q[i] * scale;
+    }
+    next_ = scales + n / group_size_ * sizeof(float);
+    return {out.data(), rows, cols};
+  }
+
+ private:
+  const uint8_t* next_;
+  const int group_size_;
+  ModelFile& model_;
 };
 
 // The seven hyper-parameters every llama2.c header starts with; a negative vocab_size in
@@ -69,14 +96,16 @@ absl::Status CheckSize(const MappedFile& file, int64_t expected) {
 }
 
 // The per-layer arrays, each stored for all layers before the next kind begins.
-void TakeLayerMatrices(const ModelConfig& c, FloatCursor& cursor, ModelWeights& w) {
+template <typename Cursor>
+void TakeLayerMatrices(const ModelConfig& c, Cursor& cursor, ModelWeights& w) {
   for (auto& l : w.layers) l.wq = cursor.TakeMatrix(c.q_dim(), c.dim);
   for (auto& l : w.layers) l.wk = cursor.TakeMatrix(c.kv_dim(), c.dim);
   for (auto& l : w.layers) l.wv = cursor.TakeMatrix(c.kv_dim(), c.dim);
   for (auto& l : w.layers) l.wo = cursor.TakeMatrix(c.dim, c.q_dim());
 }
 
-void TakeFeedForward(const ModelConfig& c, FloatCursor& cursor, ModelWeights& w) {
+template <typename Cursor>
+void TakeFeedForward(const ModelConfig& c, Cursor& cursor, ModelWeights& w) {
   for (auto& l : w.layers) l.w1 = cursor.TakeMatrix(c.hidden_dim, c.dim);
   for (auto& l : w.layers) l.w2 = cursor.TakeMatrix(c.dim, c.hidden_dim);
   for (auto& l : w.layers) l.w3 = cursor.TakeMatrix(c.hidden_dim, c.dim);
@@ -121,39 +150,64 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadVersioned(std::unique_ptr<MappedF
     return absl::InvalidArgumentError(absl::StrCat(
         file->path(), ": ", file->size(), " bytes is too short for a llama2.c header"));
   }
+  // magic, version, 7 × int32 hyper-parameters, uint8 shared classifier, then (version 2)
+  // an int32 group size, unaligned.
   int32_t version;
   std::memcpy(&version, file->data() + 4, sizeof(version));
-  if (version != 1) {
+  if (version != 1 && version != 2) {
     return absl::UnimplementedError(absl::StrCat(
         file->path(), ": llama2.c export version ", version,
-        " is not supported (only version 1, float32)"));
+        " is not supported (version 1 float32 and version 2 int8 are)"));
   }
   int32_t header[7];
   std::memcpy(header, file->data() + 8, sizeof(header));
   ModelConfig c = ConfigFromHeader(header);
-  c.tied_output = file->data()[8 + sizeof(header)] != 0;
+  c.tied_output = file->data()[36] != 0;
   if (header[5] < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(file->path(), ": bad header: vocab_size = ", header[5], " is negative"));
   }
   if (absl::Status s = CheckHeader(c, file->path()); !s.ok()) return s;
-  const int64_t expected = kVersionedHeaderBytes + ParameterCount(c) * sizeof(float);
+  int32_t group_size = 0;
+  std::memcpy(&group_size, file->data() + 37, sizeof(group_size));
+  // Every matrix has dim as a factor of its size, so dim % group_size keeps groups whole.
+  if (version == 2 && (group_size < 1 || c.dim % group_size != 0)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        file->path(), ": bad header: group size ", group_size, " does not divide dim ", c.dim));
+  }
+  const int64_t norms = (2 * int64_t{c.n_layers} + 1) * c.dim;
+  const int64_t matrices = ParameterCount(c) - norms;
+  const int64_t expected =
+      kVersionedHeaderBytes + norms * sizeof(float) +
+      (version == 1 ? matrices * int64_t{sizeof(float)}
+                    : matrices + matrices / group_size * int64_t{sizeof(float)});
   if (absl::Status s = CheckSize(*file, expected); !s.ok()) return s;
 
   auto model = std::make_unique<ModelFile>();
-  model->format = "llama2.c version 1 (float32)";
+  model->format = version == 1 ? "llama2.c version 1 (float32)"
+                               : absl::StrCat("llama2.c version 2 (int8, groups of ", group_size, ")");
   model->config = c;
   ModelWeights& w = model->weights;
   w.layers.resize(c.n_layers);
-  // Version 1 stores all norms first, then the embedding, then the matrices.
-  FloatCursor cursor(file->data() + kVersionedHeaderBytes);
-  for (auto& l : w.layers) l.attn_norm = cursor.TakeVector(c.dim);
-  for (auto& l : w.layers) l.ffn_norm = cursor.TakeVector(c.dim);
-  w.output_norm = cursor.TakeVector(c.dim);
-  w.token_embedding = cursor.TakeMatrix(c.vocab_size, c.dim);
-  TakeLayerMatrices(c, cursor, w);
-  TakeFeedForward(c, cursor, w);
-  w.output = c.tied_output ? w.token_embedding : cursor.TakeMatrix(c.vocab_size, c.dim);
+  // Both versions store all norms first, then the embedding, then the matrices.
+  FloatCursor norm_cursor(file->data() + kVersionedHeaderBytes);
+  for (auto& l : w.layers) l.attn_norm = norm_cursor.TakeVector(c.dim);
+  for (auto& l : w.layers) l.ffn_norm = norm_cursor.TakeVector(c.dim);
+  w.output_norm = norm_cursor.TakeVector(c.dim);
+  const uint8_t* matrix_start = file->data() + kVersionedHeaderBytes + norms * sizeof(float);
+  const auto take_matrices = [&](auto& cursor) {
+    w.token_embedding = cursor.TakeMatrix(c.vocab_size, c.dim);
+    TakeLayerMatrices(c, cursor, w);
+    TakeFeedForward(c, cursor, w);
+    w.output = c.tied_output ? w.token_embedding : cursor.TakeMatrix(c.vocab_size, c.dim);
+  };
+  if (version == 1) {
+    FloatCursor cursor(matrix_start);
+    take_matrices(cursor);
+  } else {
+    Q8GroupCursor cursor(matrix_start, group_size, *model);
+    take_matrices(cursor);
+  }
   model->mapping = std::move(file);
   return model;
 }

@@ -5,6 +5,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "models/mapped_file.h"
@@ -16,8 +18,21 @@ namespace toyllm {
 struct ModelFile {
   std::string format;  // e.g. "llama2.c legacy (float32)"
   ModelConfig config;
-  ModelWeights weights;                // views into `mapping`
+  ModelWeights weights;  // views into `mapping`, or into `converted` for non-f32 tensors
   std::unique_ptr<MappedFile> mapping;
+  std::vector<std::vector<float>> converted;  // float32 copies of f16/bf16/q8_0 tensors
+
+  // A SentencePiece ModelProto the file carries (GGUF), or empty.
+  std::string tokenizer_model;
+
+  // What `toyllm info` lists for formats that describe themselves (GGUF).
+  std::vector<std::pair<std::string, std::string>> metadata;  // key, rendered value
+  struct Tensor {
+    std::string name;
+    std::string type;
+    std::vector<int64_t> dims;  // ggml order, contiguous axis first
+  };
+  std::vector<Tensor> tensors;
 };
 
 // Opens a model file in any supported format. Every size is checked against the file's

@@ -4,7 +4,9 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -133,6 +135,41 @@ std::string LegacyToVersion1(const std::string& legacy, bool shared) {
     out.append(legacy, b.offset, b.bytes);
   }
   if (!shared) out.append(legacy, l.classifier.offset, l.classifier.bytes);
+  return out;
+}
+
+// llama2.c's version-2 export (export.py's version2_export, runq.c's reader): the header
+// adds an unaligned int32 group size after the shared flag; the norms stay float32; each
+// matrix becomes its int8 values, then one float32 scale (max|w| / 127) per group.
+std::string LegacyToVersion2(const std::string& legacy, int group_size) {
+  const LegacyLayout l = LayoutOf(legacy);
+  std::string out = LegacyToVersion1(legacy, /*shared=*/true).substr(0, kV1HeaderBytes);
+  PutInt(out, kV1VersionOffset, 2);
+  std::memcpy(&out[kV1SharedFlagOffset + 1], &group_size, sizeof(group_size));
+  for (const Block& b : {l.attn_norm, l.ffn_norm, l.final_norm}) out.append(legacy, b.offset, b.bytes);
+  // Each layer's matrix is its own tensor: its values, then its scales.
+  const size_t layers = Field(legacy, kLayers);
+  std::vector<Block> matrices = {l.embedding};
+  for (const Block& kind : {l.wq, l.wk, l.wv, l.wo, l.w1, l.w2, l.w3}) {
+    for (size_t layer = 0; layer < layers; ++layer) {
+      matrices.push_back({kind.offset + layer * kind.bytes / layers, kind.bytes / layers});
+    }
+  }
+  for (const Block& b : matrices) {
+    std::vector<float> w(b.bytes / sizeof(float));
+    std::memcpy(w.data(), legacy.data() + b.offset, b.bytes);
+    std::string scales;
+    for (size_t g = 0; g < w.size() / group_size; ++g) {
+      float wmax = 0.0f;
+      for (int i = 0; i < group_size; ++i) wmax = std::max(wmax, std::fabs(w[g * group_size + i]));
+      const float scale = wmax / 127.0f;
+      for (int i = 0; i < group_size; ++i) {
+        out.push_back(static_cast<char>(std::lround(w[g * group_size + i] / scale)));
+      }
+      scales.append(reinterpret_cast<const char*>(&scale), sizeof(scale));
+    }
+    out.append(scales);
+  }
   return out;
 }
 
@@ -266,6 +303,34 @@ TEST_F(llama2c_reader, Version1ExportGivesTheSameLogits) {
   }
 }
 
+TEST_F(llama2c_reader, Version2Int8ExportIsDequantizedByGroup) {
+  constexpr int kGroup = 32;
+  absl::StatusOr<std::unique_ptr<ModelFile>> legacy = LoadModel(path_);
+  absl::StatusOr<std::unique_ptr<ModelFile>> v2 = Load("v2.bin", LegacyToVersion2(legacy_, kGroup));
+  ASSERT_TRUE(legacy.ok()) << legacy.status();
+  ASSERT_TRUE(v2.ok()) << v2.status();
+  EXPECT_EQ((*v2)->format, "llama2.c version 2 (int8, groups of 32)");
+  ExpectSameConfig((*legacy)->config, (*v2)->config);
+  // Each weight is within half a quantization step of the original: |w - q·s| <= s/2
+  // with s = max|group| / 127, so never more than max|w| / 254 of its matrix.
+  const Matrix& original = (*legacy)->weights.layers[2].w2;
+  const Matrix& dequantized = (*v2)->weights.layers[2].w2;
+  float worst = 0.0f, largest = 0.0f;
+  for (int64_t i = 0; i < int64_t{original.rows} * original.cols; ++i) {
+    worst = std::max(worst, std::fabs(original.data[i] - dequantized.data[i]));
+    largest = std::max(largest, std::fabs(original.data[i]));
+  }
+  EXPECT_GT(worst, 0.0f) << "int8 cannot be exact";
+  EXPECT_LE(worst, largest / 254.0f * 1.0001f);
+  EXPECT_EQ((*v2)->weights.layers[0].attn_norm[5], (*legacy)->weights.layers[0].attn_norm[5]);
+  // The logits stay close to float32's.
+  const std::vector<float> expected = Logits(**legacy), actual = Logits(**v2);
+  ASSERT_EQ(actual.size(), expected.size());
+  float max_diff = 0.0f;
+  for (size_t i = 0; i < expected.size(); ++i) max_diff = std::max(max_diff, std::fabs(actual[i] - expected[i]));
+  EXPECT_LT(max_diff, 0.25f);
+}
+
 // ---------------------------------------------------------------------------------------
 // Bad files. Each must fail with the file's path and these substrings in the message.
 
@@ -377,11 +442,11 @@ TEST_F(llama2c_reader, AbsurdSizesFailWithoutAllocating) {
 
 TEST_F(llama2c_reader, BadVersion1Files) {
   const std::string v1 = LegacyToVersion1(legacy_, true);
-  std::string version2 = v1;
-  PutInt(version2, kV1VersionOffset, 2);
-  const std::string file = WriteFile(dir_, "version2.bin", version2);
+  std::string version3 = v1;
+  PutInt(version3, kV1VersionOffset, 3);
+  const std::string file = WriteFile(dir_, "version3.bin", version3);
   absl::StatusOr<std::unique_ptr<ModelFile>> result = LoadModel(file);
-  ExpectError(result, file, {"version 2", "not supported"});
+  ExpectError(result, file, {"version 3", "not supported"});
   EXPECT_EQ(result.status().code(), absl::StatusCode::kUnimplemented);
 
   EXPECT_LOAD_ERROR("v1_short_by_one.bin", v1.substr(0, v1.size() - 1), "truncated");
@@ -391,6 +456,12 @@ TEST_F(llama2c_reader, BadVersion1Files) {
   std::string unshared = v1;
   unshared[kV1SharedFlagOffset] = 0;
   EXPECT_LOAD_ERROR("v1_missing_classifier.bin", unshared, "truncated");
+  const std::string v2 = LegacyToVersion2(legacy_, 32);
+  EXPECT_LOAD_ERROR("v2_short_by_one.bin", v2.substr(0, v2.size() - 1), "truncated");
+  std::string bad_group = v2;
+  const int32_t group = 24;  // does not divide dim 64
+  std::memcpy(&bad_group[kV1SharedFlagOffset + 1], &group, sizeof(group));
+  EXPECT_LOAD_ERROR("v2_bad_group.bin", bad_group, "group size 24 does not divide dim 64");
   std::string negative_vocab = v1;
   PutInt(negative_vocab, kV1ParamsOffset + 4 * kVocab, -512);
   EXPECT_LOAD_ERROR("v1_negative_vocab.bin", negative_vocab, "vocab_size = -512");

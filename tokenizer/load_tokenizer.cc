@@ -14,11 +14,16 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadSentencePieceFile(const std::stri
   std::ostringstream bytes;
   bytes << file.rdbuf();
   if (file.bad()) return absl::DataLossError(absl::StrCat(path, ": cannot read tokenizer file"));
+  return LoadSentencePieceModel(bytes.str(), path);
+}
+
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadSentencePieceModel(const std::string& model,
+                                                                  const std::string& source) {
   std::string error;
-  std::unique_ptr<Tokenizer> tokenizer = NewSentencePieceTokenizer(bytes.str(), &error);
+  std::unique_ptr<Tokenizer> tokenizer = NewSentencePieceTokenizer(model, &error);
   if (tokenizer == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": not a SentencePiece model (", error, ")"));
+        absl::StrCat(source, ": not a SentencePiece model (", error, ")"));
   }
   return tokenizer;
 }

@@ -30,9 +30,20 @@ class SentencePieceTokenizer : public Tokenizer {
   }
 
   std::string Piece(int id) const override { return sp_->IdToPiece(id); }
+  float Score(int id) const override { return sp_->GetScore(id); }
+  TokenType Type(int id) const override {
+    // SentencePiece's processor cannot tell user-defined pieces from normal ones.
+    if (sp_->IsUnknown(id)) return TokenType::kUnknown;
+    if (sp_->IsControl(id)) return TokenType::kControl;
+    if (sp_->IsByte(id)) return TokenType::kByte;
+    if (sp_->IsUnused(id)) return TokenType::kUnused;
+    return TokenType::kNormal;
+  }
+  std::string Serialized() const override { return sp_->serialized_model_proto(); }
   int vocab_size() const override { return sp_->GetPieceSize(); }
   int bos_id() const override { return sp_->bos_id(); }
   int eos_id() const override { return sp_->eos_id(); }
+  int unk_id() const override { return sp_->unk_id(); }
 
  private:
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;

@@ -9,6 +9,9 @@
 
 namespace toyllm {
 
+// A vocabulary entry's kind; the numbers are SentencePiece's and GGUF's token_type values.
+enum class TokenType { kNormal = 1, kUnknown = 2, kControl = 3, kUserDefined = 4, kUnused = 5, kByte = 6 };
+
 class Tokenizer {
  public:
   virtual ~Tokenizer() = default;
@@ -23,9 +26,16 @@ class Tokenizer {
   // The vocabulary entry of an id as stored, e.g. "▁time" or "<0x0A>".
   virtual std::string Piece(int id) const = 0;
 
+  virtual float Score(int id) const = 0;  // the merge priority of a BPE piece
+  virtual TokenType Type(int id) const = 0;
+
+  // The SentencePiece ModelProto this tokenizer runs, so a model file can carry it exactly.
+  virtual std::string Serialized() const = 0;
+
   virtual int vocab_size() const = 0;
   virtual int bos_id() const = 0;  // -1 when the vocabulary has none
   virtual int eos_id() const = 0;  // -1 when the vocabulary has none
+  virtual int unk_id() const = 0;  // -1 when the vocabulary has none
 };
 
 }  // namespace toyllm

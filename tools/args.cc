@@ -43,8 +43,13 @@ absl::Status Args::Parse(const std::vector<std::string>& args) {
     for (Flag& f : flags_) {
       if (name == f.long_name || (!f.short_name.empty() && name == f.short_name)) flag = &f;
     }
+    const bool is_flag = arg.size() > 1 && arg[0] == '-';
+    if (flag == nullptr && !is_flag && positionals_ != nullptr) {
+      positionals_->push_back(arg);
+      continue;
+    }
     if (flag == nullptr) {
-      const char* what = arg.size() > 1 && arg[0] == '-' ? "unknown flag" : "unexpected argument";
+      const char* what = is_flag ? "unknown flag" : "unexpected argument";
       return absl::InvalidArgumentError(
           absl::StrCat(what, " '", arg, "' for '", command_, "' (see toyllm ", command_, " --help)"));
     }

@@ -23,8 +23,14 @@ struct Flag {
 
 class Args {
  public:
-  Args(std::string command, std::string summary, std::vector<Flag> flags)
-      : command_(std::move(command)), summary_(std::move(summary)), flags_(std::move(flags)) {}
+  // `positionals`, when given, collects the arguments that are not flags; without it they
+  // are errors.
+  Args(std::string command, std::string summary, std::vector<Flag> flags,
+       std::vector<std::string>* positionals = nullptr)
+      : command_(std::move(command)),
+        summary_(std::move(summary)),
+        flags_(std::move(flags)),
+        positionals_(positionals) {}
 
   // Parses the arguments after the subcommand's name. Unknown flags, missing or malformed
   // values and stray positional arguments are errors naming the flag.
@@ -40,6 +46,7 @@ class Args {
   std::string command_;
   std::string summary_;
   std::vector<Flag> flags_;
+  std::vector<std::string>* positionals_;
   bool help_ = false;
 };
 

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "tools/commands.h"
 #include "tools/model_setup.h"
 
@@ -42,6 +43,14 @@ absl::Status RunInfo(const std::vector<std::string>& argv) {
       c.head_dim, c.vocab_size, c.context_length, c.norm_eps, c.rope_theta,
       c.rope_layout == RopeLayout::kInterleaved ? "interleaved" : "half-split",
       c.tied_output ? "yes" : "no", params, params / 1e6, (*model)->mapping->size());
+  if (!(*model)->metadata.empty()) std::cout << "\nmetadata:\n";
+  for (const auto& [key, value] : (*model)->metadata) {
+    std::cout << absl::StrFormat("  %-42s %s\n", key, value);
+  }
+  if (!(*model)->tensors.empty()) std::cout << "\ntensors:\n";
+  for (const ModelFile::Tensor& t : (*model)->tensors) {
+    std::cout << absl::StrFormat("  %-32s %-5s [%s]\n", t.name, t.type, absl::StrJoin(t.dims, ", "));
+  }
   return absl::OkStatus();
 }
 

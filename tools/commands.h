@@ -10,6 +10,7 @@
 
 namespace toyllm {
 
+absl::Status RunConvert(const std::vector<std::string>& args);
 absl::Status RunGenerate(const std::vector<std::string>& args);
 absl::Status RunInfo(const std::vector<std::string>& args);
 absl::Status RunLogits(const std::vector<std::string>& args);

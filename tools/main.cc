@@ -18,6 +18,7 @@ constexpr Command kCommands[] = {
     {"generate", "continue a prompt, streaming the text", toyllm::RunGenerate},
     {"tokenize", "show the token ids and pieces of a text", toyllm::RunTokenize},
     {"info", "show a model file's format, dimensions and size", toyllm::RunInfo},
+    {"convert", "write a model as GGUF, optionally in f16, bf16 or q8_0", toyllm::RunConvert},
     {"logits", "write the logits at every prompt position to a .npy file", toyllm::RunLogits},
 };
 

@@ -37,30 +37,33 @@ std::vector<Flag> CommonFlags(ModelFlags& f, bool with_context) {
   return flags;
 }
 
+// The tokenizer file to use: --tokenizer, else one beside the model.
+static absl::StatusOr<std::string> FindTokenizerFile(const ModelFlags& flags, const ModelFile& model) {
+  if (!flags.tokenizer.empty()) return flags.tokenizer;
+  const std::string dir = Directory(flags.model);
+  const std::vector<std::string> candidates = {
+      absl::StrCat(dir, "/tok", model.config.vocab_size, ".model"),
+      absl::StrCat(dir, "/tokenizer.model")};
+  for (const std::string& candidate : candidates) {
+    if (IsFile(candidate)) return candidate;
+  }
+  return absl::NotFoundError(absl::StrCat(flags.model,
+                                          ": no --tokenizer given and none beside the model (looked for ",
+                                          absl::StrJoin(candidates, ", "), ")"));
+}
+
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const ModelFlags& flags,
                                                             const ModelFile& model) {
-  std::string path = flags.tokenizer;
-  if (path.empty()) {
-    const std::string dir = Directory(flags.model);
-    const std::vector<std::string> candidates = {
-        absl::StrCat(dir, "/tok", model.config.vocab_size, ".model"),
-        absl::StrCat(dir, "/tokenizer.model")};
-    for (const std::string& candidate : candidates) {
-      if (IsFile(candidate)) {
-        path = candidate;
-        break;
-      }
-    }
-    if (path.empty()) {
-      return absl::NotFoundError(absl::StrCat(flags.model, ": no --tokenizer given and none beside the model (looked for ",
-                                              absl::StrJoin(candidates, ", "), ")"));
-    }
-  }
-  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadSentencePieceFile(path);
+  // A model file that carries its vocabulary (GGUF) needs no tokenizer file.
+  const bool embedded = flags.tokenizer.empty() && !model.tokenizer_model.empty();
+  absl::StatusOr<std::string> path = embedded ? flags.model : FindTokenizerFile(flags, model);
+  if (!path.ok()) return path.status();
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer =
+      embedded ? LoadSentencePieceModel(model.tokenizer_model, *path) : LoadSentencePieceFile(*path);
   if (!tokenizer.ok()) return tokenizer.status();
   if ((*tokenizer)->vocab_size() != model.config.vocab_size) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, ": the tokenizer has ", (*tokenizer)->vocab_size(), " tokens but the model ",
+        *path, ": the tokenizer has ", (*tokenizer)->vocab_size(), " tokens but the model ",
         flags.model, " has a vocabulary of ", model.config.vocab_size));
   }
   return tokenizer;
@@ -85,10 +88,6 @@ absl::StatusOr<LoadedModel> LoadForInference(const ModelFlags& flags) {
 
   const ModelConfig& config = loaded.file->config;
   const int context = flags.ctx_size > 0 ? flags.ctx_size : config.context_length;
-  if (context > config.context_length) {
-    std::cerr << "warning: a context of " << context << " exceeds the " << config.context_length
-              << " positions " << flags.model << " records as trained\n";
-  }
   SetThreadCount(flags.threads > 0 ? flags.threads
                                    : static_cast<int>(std::thread::hardware_concurrency()));
   absl::StatusOr<std::unique_ptr<Transformer>> transformer =
@@ -96,6 +95,11 @@ absl::StatusOr<LoadedModel> LoadForInference(const ModelFlags& flags) {
   if (!transformer.ok()) {
     return absl::Status(transformer.status().code(),
                         absl::StrCat(flags.model, ": ", transformer.status().message()));
+  }
+  // Only once the context is known to be usable, so that a rejected -c gives one error line.
+  if (context > config.context_length) {
+    std::cerr << "warning: a context of " << context << " exceeds the " << config.context_length
+              << " positions " << flags.model << " records as trained\n";
   }
   loaded.transformer = *std::move(transformer);
   return loaded;

@@ -1,0 +1,229 @@
+#include "models/gguf_reader.h"
+
+#include <climits>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "models/gguf_file.h"
+#include "models/tensor_convert.h"
+#include "tokenizer/sentencepiece_proto.h"
+
+namespace toyllm {
+namespace {
+
+// Maps a GGUF file's tensors into a ModelFile: float32 tensors in place, others converted.
+class TensorMapper {
+ public:
+  TensorMapper(const GgufFile& gguf, ModelFile& model) : gguf_(gguf), model_(model) {}
+
+  // A tensor of exactly the given ggml dims (contiguous axis first), as float32.
+  absl::StatusOr<const float*> Floats(const std::string& name, std::vector<int64_t> dims) {
+    const GgufTensor* t = gguf_.FindTensor(name);
+    if (t == nullptr) {
+      return absl::NotFoundError(absl::StrCat(gguf_.path(), ": tensor '", name, "' is missing"));
+    }
+    if (t->dims != dims) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          gguf_.path(), ": tensor '", name, "' has dims [", absl::StrJoin(t->dims, ", "),
+          "], expected [", absl::StrJoin(dims, ", "), "] from the metadata"));
+    }
+    const bool aligned = reinterpret_cast<uintptr_t>(t->data) % alignof(float) == 0;
+    if (t->type == GgmlType::kF32 && aligned) return reinterpret_cast<const float*>(t->data);
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<float>& copy = model_.converted.emplace_back(n);
+    ToFloat32(t->type, t->data, n, copy.data());
+    return copy.data();
+  }
+
+  absl::StatusOr<Matrix> Linear(const std::string& name, int rows, int cols) {
+    absl::StatusOr<const float*> data = Floats(name, {cols, rows});
+    if (!data.ok()) return data.status();
+    return Matrix{*data, rows, cols};
+  }
+
+ private:
+  const GgufFile& gguf_;
+  ModelFile& model_;
+};
+
+// An integer hyper-parameter; `fallback` when the key is absent and fallback >= 0.
+absl::StatusOr<int> GetDim(const GgufFile& gguf, const std::string& key, int fallback = -1) {
+  if (!gguf.Has(key) && fallback >= 0) return fallback;
+  absl::StatusOr<int64_t> value = gguf.GetInt(key);
+  if (!value.ok()) return value.status();
+  if (*value < 0 || *value > INT_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(gguf.path(), ": ", key, " = ", *value, " is out of range"));
+  }
+  return static_cast<int>(*value);
+}
+
+absl::StatusOr<ModelConfig> ReadConfig(const GgufFile& gguf) {
+  ModelConfig c;
+  const std::string p = "llama.";
+  for (auto [key, field] : {std::pair{"embedding_length", &c.dim},
+                            std::pair{"feed_forward_length", &c.hidden_dim},
+                            std::pair{"block_count", &c.n_layers},
+                            std::pair{"attention.head_count", &c.n_heads},
+                            std::pair{"context_length", &c.context_length}}) {
+    absl::StatusOr<int> value = GetDim(gguf, p + key);
+    if (!value.ok()) return value.status();
+    *field = *value;
+  }
+  absl::StatusOr<int> kv_heads = GetDim(gguf, p + "attention.head_count_kv", c.n_heads);
+  if (!kv_heads.ok()) return kv_heads.status();
+  c.n_kv_heads = *kv_heads;
+  const int default_head_dim = c.n_heads > 0 && c.dim % c.n_heads == 0 ? c.dim / c.n_heads : 0;
+  absl::StatusOr<int> head_dim = GetDim(gguf, p + "attention.key_length", default_head_dim);
+  if (!head_dim.ok()) return head_dim.status();
+  c.head_dim = *head_dim;
+  absl::StatusOr<int> rope_dims = GetDim(gguf, p + "rope.dimension_count", c.head_dim);
+  if (!rope_dims.ok()) return rope_dims.status();
+  if (*rope_dims != c.head_dim) {
+    return absl::UnimplementedError(absl::StrCat(gguf.path(), ": RoPE over ", *rope_dims,
+                                                 " of ", c.head_dim, " head dimensions is not supported"));
+  }
+  for (auto [key, field, fallback] :
+       {std::tuple{"attention.layer_norm_rms_epsilon", &c.norm_eps, 1e-5f},
+        std::tuple{"rope.freq_base", &c.rope_theta, 10000.0f}}) {
+    if (!gguf.Has(p + key)) {
+      *field = fallback;
+      continue;
+    }
+    absl::StatusOr<double> value = gguf.GetFloat(p + key);
+    if (!value.ok()) return value.status();
+    *field = static_cast<float>(*value);
+  }
+  // llama.cpp's converter stores Q and K un-permuted from Hugging Face's rotate-half layout.
+  c.rope_layout = RopeLayout::kInterleaved;
+  return c;
+}
+
+absl::StatusOr<std::string> ReadTokenizer(const GgufFile& gguf) {
+  if (gguf.Has(kSentencePieceModelKey)) return gguf.GetByteArray(kSentencePieceModelKey);
+  if (!gguf.Has("tokenizer.ggml.tokens")) return std::string();
+  absl::StatusOr<std::string> kind = gguf.GetString("tokenizer.ggml.model");
+  if (!kind.ok()) return kind.status();
+  if (*kind != "llama") {
+    return absl::UnimplementedError(absl::StrCat(
+        gguf.path(), ": tokenizer.ggml.model '", *kind, "' is not supported (only 'llama', SentencePiece)"));
+  }
+  VocabularyArrays v;
+  absl::StatusOr<std::vector<std::string>> pieces = gguf.GetStringArray("tokenizer.ggml.tokens");
+  if (!pieces.ok()) return pieces.status();
+  v.pieces = *std::move(pieces);
+  if (gguf.Has("tokenizer.ggml.scores")) {
+    absl::StatusOr<std::vector<float>> scores = gguf.GetFloatArray("tokenizer.ggml.scores");
+    if (!scores.ok()) return scores.status();
+    v.scores = *std::move(scores);
+  }
+  if (gguf.Has("tokenizer.ggml.token_type")) {
+    absl::StatusOr<std::vector<int32_t>> types = gguf.GetIntArray("tokenizer.ggml.token_type");
+    if (!types.ok()) return types.status();
+    v.types = *std::move(types);
+  }
+  const int n = static_cast<int>(v.pieces.size());
+  for (auto [key, id] : {std::pair{"unknown_token_id", &v.unk_id},
+                         std::pair{"bos_token_id", &v.bos_id},
+                         std::pair{"eos_token_id", &v.eos_id},
+                         std::pair{"padding_token_id", &v.pad_id}}) {
+    const std::string full = absl::StrCat("tokenizer.ggml.", key);
+    if (!gguf.Has(full)) continue;
+    absl::StatusOr<int64_t> value = gguf.GetInt(full);
+    if (!value.ok()) return value.status();
+    // llama.cpp writes "no such token" as -1 stored in a uint32.
+    if (*value == -1 || *value == 0xFFFFFFFF) {
+      *id = -1;
+      continue;
+    }
+    if (*value < 0 || *value >= n) {
+      return absl::InvalidArgumentError(absl::StrCat(gguf.path(), ": ", full, " = ", *value,
+                                                     " is outside the ", n, " tokens"));
+    }
+    *id = static_cast<int>(*value);
+  }
+  return BuildSentencePieceModel(v);
+}
+
+absl::Status MapWeights(const GgufFile& gguf, ModelFile& model) {
+  const ModelConfig& c = model.config;
+  ModelWeights& w = model.weights;
+  TensorMapper map(gguf, model);
+  absl::StatusOr<Matrix> embedding = map.Linear("token_embd.weight", c.vocab_size, c.dim);
+  if (!embedding.ok()) return embedding.status();
+  w.token_embedding = *embedding;
+  w.layers.resize(c.n_layers);
+  for (int l = 0; l < c.n_layers; ++l) {
+    LayerWeights& lw = w.layers[l];
+    const std::string b = absl::StrCat("blk.", l, ".");
+    for (auto [name, norm] : {std::pair{"attn_norm", &lw.attn_norm}, std::pair{"ffn_norm", &lw.ffn_norm}}) {
+      absl::StatusOr<const float*> v = map.Floats(b + name + ".weight", {c.dim});
+      if (!v.ok()) return v.status();
+      *norm = *v;
+    }
+    for (auto [name, m, rows, cols] :
+         {std::tuple{"attn_q", &lw.wq, c.q_dim(), c.dim}, std::tuple{"attn_k", &lw.wk, c.kv_dim(), c.dim},
+          std::tuple{"attn_v", &lw.wv, c.kv_dim(), c.dim}, std::tuple{"attn_output", &lw.wo, c.dim, c.q_dim()},
+          std::tuple{"ffn_gate", &lw.w1, c.hidden_dim, c.dim},
+          std::tuple{"ffn_down", &lw.w2, c.dim, c.hidden_dim},
+          std::tuple{"ffn_up", &lw.w3, c.hidden_dim, c.dim}}) {
+      absl::StatusOr<Matrix> matrix = map.Linear(b + name + ".weight", rows, cols);
+      if (!matrix.ok()) return matrix.status();
+      *m = *matrix;
+    }
+  }
+  absl::StatusOr<const float*> output_norm = map.Floats("output_norm.weight", {c.dim});
+  if (!output_norm.ok()) return output_norm.status();
+  w.output_norm = *output_norm;
+  if (c.tied_output) {
+    w.output = w.token_embedding;
+    return absl::OkStatus();
+  }
+  absl::StatusOr<Matrix> output = map.Linear("output.weight", c.vocab_size, c.dim);
+  if (!output.ok()) return output.status();
+  w.output = *output;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ModelFile>> ReadGguf(std::unique_ptr<MappedFile> file) {
+  absl::StatusOr<GgufFile> gguf = GgufFile::Parse(*file);
+  if (!gguf.ok()) return gguf.status();
+  absl::StatusOr<std::string> arch = gguf->GetString("general.architecture");
+  if (!arch.ok()) return arch.status();
+  if (*arch != "llama") {
+    return absl::UnimplementedError(absl::StrCat(
+        file->path(), ": architecture '", *arch, "' is not supported (only 'llama')"));
+  }
+  absl::StatusOr<ModelConfig> config = ReadConfig(*gguf);
+  if (!config.ok()) return config.status();
+  // The vocabulary size is the embedding's row count; llama.vocab_size is optional.
+  const GgufTensor* embedding = gguf->FindTensor("token_embd.weight");
+  if (embedding == nullptr || embedding->dims.size() != 2 || embedding->dims[1] > INT_MAX) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(file->path(), ": tensor 'token_embd.weight' is missing or not a matrix"));
+  }
+  config->vocab_size = static_cast<int>(embedding->dims[1]);
+  config->tied_output = gguf->FindTensor("output.weight") == nullptr;
+  if (absl::Status s = ValidateConfig(*config); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(file->path(), ": bad metadata: ", s.message()));
+  }
+
+  auto model = std::make_unique<ModelFile>();
+  model->format = absl::StrCat("GGUF v", gguf->version(), " (llama)");
+  model->config = *config;
+  if (absl::Status s = MapWeights(*gguf, *model); !s.ok()) return s;
+  absl::StatusOr<std::string> tokenizer = ReadTokenizer(*gguf);
+  if (!tokenizer.ok()) return tokenizer.status();
+  model->tokenizer_model = *std::move(tokenizer);
+  for (const std::string& key : gguf->Keys()) model->metadata.emplace_back(key, gguf->Describe(key));
+  for (const GgufTensor& t : gguf->tensors()) {
+    model->tensors.push_back({t.name, GgmlTypeName(t.type), t.dims});
+  }
+  model->mapping = std::move(file);
+  return model;
+}
+
+}  // namespace toyllm

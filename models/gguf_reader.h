@@ -1,0 +1,22 @@
+// GGUF files of the "llama" architecture, as llama.cpp's converters and toyllm's writer
+// produce them: llama.cpp's metadata keys and tensor names mapped onto ModelConfig and
+// ModelWeights, and the tokenizer arrays rebuilt into a SentencePiece model.
+#ifndef TOYLLM_MODELS_GGUF_READER_H_
+#define TOYLLM_MODELS_GGUF_READER_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "models/model_file.h"
+
+namespace toyllm {
+
+// Metadata key under which toyllm stores the exact SentencePiece model it converted with:
+// llama.cpp's arrays cannot say whether the original collapses runs of spaces.
+inline constexpr char kSentencePieceModelKey[] = "tokenizer.toyllm.sentencepiece_model";
+
+absl::StatusOr<std::unique_ptr<ModelFile>> ReadGguf(std::unique_ptr<MappedFile> file);
+
+}  // namespace toyllm
+
+#endif  // TOYLLM_MODELS_GGUF_READER_H_

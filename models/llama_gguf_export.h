@@ -1,0 +1,33 @@
+// Writes a Llama model as GGUF with llama.cpp's metadata keys, tensor names and tokenizer
+// arrays, so that llama.cpp loads the file and toyllm reads it back.
+#ifndef TOYLLM_MODELS_LLAMA_GGUF_EXPORT_H_
+#define TOYLLM_MODELS_LLAMA_GGUF_EXPORT_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "models/ggml_type.h"
+#include "models/gguf_writer.h"
+#include "runtime/model_config.h"
+#include "runtime/weights.h"
+#include "tokenizer/tokenizer.h"
+
+namespace toyllm {
+
+struct ExportOptions {
+  GgmlType type = GgmlType::kF32;  // matrices; norms always stay f32
+  std::string name;                // general.name
+  const Tokenizer* tokenizer = nullptr;  // written into the file when given
+  GgufWriter::Progress progress;
+};
+
+// Q8_0 needs rows that are whole 32-weight blocks; other matrices fall back to f16, as
+// llama.cpp's converter does. Returns the type a matrix of `cols` columns is stored in.
+GgmlType StoredType(GgmlType wanted, int cols);
+
+absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& config,
+                            const ModelWeights& weights, const ExportOptions& options);
+
+}  // namespace toyllm
+
+#endif  // TOYLLM_MODELS_LLAMA_GGUF_EXPORT_H_

@@ -1,0 +1,65 @@
+// toyllm convert: any model file toyllm reads, written as GGUF (llama.cpp's layout).
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "models/llama_gguf_export.h"
+#include "tools/commands.h"
+#include "tools/model_setup.h"
+#include "tools/progress.h"
+
+namespace toyllm {
+namespace {
+
+absl::StatusOr<GgmlType> ParseType(const std::string& name) {
+  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0}) {
+    if (name == GgmlTypeName(type)) return type;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--type: '", name, "' is not one of f32, f16, bf16, q8_0"));
+}
+
+}  // namespace
+
+absl::Status RunConvert(const std::vector<std::string>& argv) {
+  ModelFlags model_flags;
+  std::string output, type_name = "f32", name;
+  std::vector<std::string> inputs;
+  Args args("convert",
+            "toyllm convert INPUT -o OUTPUT.gguf [flags]\n"
+            "Writes a model as GGUF with llama.cpp's keys and tensor names, its tokenizer inside.\n"
+            "INPUT: a llama.cpp-style GGUF or a llama.cpp checkpoint (legacy, version 1 or 2).",
+            {{"-o", "--output", "the GGUF file to write", &output},
+             {"", "--type", "f32, f16, bf16 or q8_0 for the matrices; norms stay f32 (default f32)", &type_name},
+             {"", "--tokenizer", "SentencePiece .model to embed (default: the input's own, or one beside it)",
+              &model_flags.tokenizer},
+             {"", "--name", "general.name (default: the input's file name)", &name}},
+            &inputs);
+  if (absl::Status s = args.Parse(argv); !s.ok()) return s;
+  if (args.help_requested()) {
+    std::cout << args.Usage();
+    return absl::OkStatus();
+  }
+  if (inputs.size() != 1) return absl::InvalidArgumentError("give exactly one INPUT model");
+  if (output.empty()) return absl::InvalidArgumentError("no output file given (-o FILE.gguf)");
+  absl::StatusOr<GgmlType> type = ParseType(type_name);
+  if (!type.ok()) return type.status();
+
+  model_flags.model = inputs[0];
+  absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(model_flags.model);
+  if (!model.ok()) return model.status();
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadTokenizerFor(model_flags, **model);
+  if (!tokenizer.ok()) return tokenizer.status();
+
+  ExportOptions options;
+  options.type = *type;
+  options.name = name.empty() ? model_flags.model.substr(model_flags.model.rfind('/') + 1) : name;
+  options.tokenizer = tokenizer->get();
+  options.progress = [](size_t done, size_t total) { ShowProgress("writing tensors", done, total); };
+  if (absl::Status s = WriteLlamaGguf(output, (*model)->config, (*model)->weights, options); !s.ok()) {
+    return s;
+  }
+  std::cerr << "wrote " << output << " (" << GgmlTypeName(*type) << ")\n";
+  return absl::OkStatus();
+}
+
+}  // namespace toyllm
