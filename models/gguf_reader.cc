@@ -222,7 +222,7 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadGguf(std::unique_ptr<MappedFile> 
   for (const GgufTensor& t : gguf->tensors()) {
     model->tensors.push_back({t.name, GgmlTypeName(t.type), t.dims});
   }
-  model->mapping = std::move(file);
+  model->mappings.push_back(std::move(file));
   return model;
 }
 

@@ -141,7 +141,7 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadLegacy(std::unique_ptr<MappedFile
   w.output_norm = cursor.TakeVector(c.dim);
   cursor.TakeVector(rope_tables);
   w.output = c.tied_output ? w.token_embedding : cursor.TakeMatrix(c.vocab_size, c.dim);
-  model->mapping = std::move(file);
+  model->mappings.push_back(std::move(file));
   return model;
 }
 
@@ -208,7 +208,7 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadVersioned(std::unique_ptr<MappedF
     Q8GroupCursor cursor(matrix_start, group_size, *model);
     take_matrices(cursor);
   }
-  model->mapping = std::move(file);
+  model->mappings.push_back(std::move(file));
   return model;
 }
 

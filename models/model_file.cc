@@ -1,14 +1,25 @@
 #include "models/model_file.h"
 
+#include <sys/stat.h>
+
 #include <cstring>
+
+#include "absl/strings/str_cat.h"
 
 #include "models/gguf_file.h"
 #include "models/gguf_reader.h"
+#include "models/hf_reader.h"
 #include "models/llama2c_reader.h"
 
 namespace toyllm {
 
 absl::StatusOr<std::unique_ptr<ModelFile>> LoadModel(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (stat((path + "/config.json").c_str(), &st) == 0) return ReadHfDirectory(path);
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": a directory without config.json (not a Hugging Face model)"));
+  }
   absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(path);
   if (!file.ok()) return file.status();
   uint32_t magic = 0;

@@ -18,8 +18,8 @@ namespace toyllm {
 struct ModelFile {
   std::string format;  // e.g. "llama2.c legacy (float32)"
   ModelConfig config;
-  ModelWeights weights;  // views into `mapping`, or into `converted` for non-f32 tensors
-  std::unique_ptr<MappedFile> mapping;
+  ModelWeights weights;  // views into `mappings`, or into `converted` where converted
+  std::vector<std::unique_ptr<MappedFile>> mappings;  // the file, or a checkpoint's shards
   std::vector<std::vector<float>> converted;  // float32 copies of f16/bf16/q8_0 tensors
 
   // A SentencePiece ModelProto the file carries (GGUF), or empty.
@@ -35,7 +35,8 @@ struct ModelFile {
   std::vector<Tensor> tensors;
 };
 
-// Opens a model file in any supported format. Every size is checked against the file's
+// Opens a model in any supported format: a GGUF or llama2.c file, or a Hugging Face
+// directory. Every size is checked against the file's
 // length before a weight view is made; errors name the file and the problem.
 absl::StatusOr<std::unique_ptr<ModelFile>> LoadModel(const std::string& path);
 

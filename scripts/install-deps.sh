@@ -8,6 +8,7 @@ packages=(
   libopenblas-dev        # BLAS GEMM/GEMV for the matmuls
   libsentencepiece-dev   # the tokenizer
   libabsl-dev            # Status/StatusOr, strings
+  nlohmann-json3-dev     # safetensors headers, config.json
   libgtest-dev libgmock-dev
   curl ca-certificates   # fetch-models.sh, only where ../shared is absent
 )

@@ -259,7 +259,7 @@ TEST_F(llama2c_reader, LoadsStories260K) {
   // output is the embedding itself, the final norm sits right before the RoPE tables.
   const ModelWeights& w = (*model)->weights;
   const LegacyLayout l = LayoutOf(legacy_);
-  const uint8_t* base = (*model)->mapping->data();
+  const uint8_t* base = (*model)->mappings.front()->data();
   EXPECT_EQ(reinterpret_cast<const uint8_t*>(w.token_embedding.data), base + l.embedding.offset);
   EXPECT_EQ(w.output.data, w.token_embedding.data);
   EXPECT_EQ(reinterpret_cast<const uint8_t*>(w.output_norm), base + l.final_norm.offset);

@@ -8,6 +8,16 @@
 
 namespace toyllm {
 
+namespace {
+
+int64_t FileBytes(const ModelFile& model) {
+  int64_t bytes = 0;
+  for (const auto& mapping : model.mappings) bytes += mapping->size();
+  return bytes;
+}
+
+}  // namespace
+
 absl::Status RunInfo(const std::vector<std::string>& argv) {
   std::string path;
   Args args("info", "Prints a model file's format, hyper-parameters and size.",
@@ -42,7 +52,7 @@ absl::Status RunInfo(const std::vector<std::string>& argv) {
       c.n_kv_heads < c.n_heads ? absl::StrFormat(" (grouped-query, %d query heads each)", c.group_size()) : "",
       c.head_dim, c.vocab_size, c.context_length, c.norm_eps, c.rope_theta,
       c.rope_layout == RopeLayout::kInterleaved ? "interleaved" : "half-split",
-      c.tied_output ? "yes" : "no", params, params / 1e6, (*model)->mapping->size());
+      c.tied_output ? "yes" : "no", params, params / 1e6, FileBytes(**model));
   if (!(*model)->metadata.empty()) std::cout << "\nmetadata:\n";
   for (const auto& [key, value] : (*model)->metadata) {
     std::cout << absl::StrFormat("  %-42s %s\n", key, value);
