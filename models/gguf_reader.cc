@@ -80,7 +80,8 @@ absl::StatusOr<ModelConfig> ReadConfig(const GgufFile& gguf) {
   c.head_dim = *head_dim;
   absl::StatusOr<int> rope_dims = GetDim(gguf, p + "rope.dimension_count", c.head_dim);
   if (!rope_dims.ok()) return rope_dims.status();
-  if (*rope_dims != c.head_dim) {
+  // llama.cpp rotates the first rope.dimension_count coordinates: 0 is no RoPE at all.
+  if (*rope_dims != c.head_dim && *rope_dims != 0) {
     return absl::UnimplementedError(absl::StrCat(gguf.path(), ": RoPE over ", *rope_dims,
                                                  " of ", c.head_dim, " head dimensions is not supported"));
   }
@@ -96,7 +97,17 @@ absl::StatusOr<ModelConfig> ReadConfig(const GgufFile& gguf) {
     *field = static_cast<float>(*value);
   }
   // llama.cpp's converter stores Q and K un-permuted from Hugging Face's rotate-half layout.
-  c.rope_layout = RopeLayout::kInterleaved;
+  c.rope_layout = *rope_dims == 0 ? RopeLayout::kNone : RopeLayout::kInterleaved;
+  // GGUF has no key for a model without norms; toyllm's own writes this one.
+  if (gguf.Has(kNormKey)) {
+    absl::StatusOr<std::string> norm = gguf.GetString(kNormKey);
+    if (!norm.ok()) return norm.status();
+    if (*norm != "none" && *norm != "rms") {
+      return absl::InvalidArgumentError(absl::StrCat(gguf.path(), ": ", kNormKey, " '", *norm,
+                                                     "' is neither 'rms' nor 'none'"));
+    }
+    c.norm = *norm == "none" ? NormKind::kNone : NormKind::kRmsNorm;
+  }
   return c;
 }
 
@@ -158,6 +169,7 @@ absl::Status MapWeights(const GgufFile& gguf, ModelFile& model) {
     LayerWeights& lw = w.layers[l];
     const std::string b = absl::StrCat("blk.", l, ".");
     for (auto [name, norm] : {std::pair{"attn_norm", &lw.attn_norm}, std::pair{"ffn_norm", &lw.ffn_norm}}) {
+      if (c.norm == NormKind::kNone || (c.hidden_dim == 0 && norm == &lw.ffn_norm)) continue;
       absl::StatusOr<const float*> v = map.Floats(b + name + ".weight", {c.dim});
       if (!v.ok()) return v.status();
       *norm = *v;
@@ -168,14 +180,17 @@ absl::Status MapWeights(const GgufFile& gguf, ModelFile& model) {
           std::tuple{"ffn_gate", &lw.w1, c.hidden_dim, c.dim},
           std::tuple{"ffn_down", &lw.w2, c.dim, c.hidden_dim},
           std::tuple{"ffn_up", &lw.w3, c.hidden_dim, c.dim}}) {
+      if (rows == 0 || cols == 0) continue;  // no feed-forward layer
       absl::StatusOr<Matrix> matrix = map.Linear(b + name + ".weight", rows, cols);
       if (!matrix.ok()) return matrix.status();
       *m = *matrix;
     }
   }
-  absl::StatusOr<const float*> output_norm = map.Floats("output_norm.weight", {c.dim});
-  if (!output_norm.ok()) return output_norm.status();
-  w.output_norm = *output_norm;
+  if (c.norm != NormKind::kNone) {
+    absl::StatusOr<const float*> output_norm = map.Floats("output_norm.weight", {c.dim});
+    if (!output_norm.ok()) return output_norm.status();
+    w.output_norm = *output_norm;
+  }
   if (c.tied_output) {
     w.output = w.token_embedding;
     return absl::OkStatus();

@@ -15,6 +15,10 @@ namespace toyllm {
 // llama.cpp's arrays cannot say whether the original collapses runs of spaces.
 inline constexpr char kSentencePieceModelKey[] = "tokenizer.toyllm.sentencepiece_model";
 
+// "rms" or "none": whether the blocks normalise their inputs. llama.cpp has no such key;
+// toyllm writes it for models without norms, such as the article's example.
+inline constexpr char kNormKey[] = "toyllm.norm";
+
 absl::StatusOr<std::unique_ptr<ModelFile>> ReadGguf(std::unique_ptr<MappedFile> file);
 
 }  // namespace toyllm

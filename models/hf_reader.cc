@@ -46,6 +46,16 @@ absl::StatusOr<float> FloatField(const json& config, const std::string& path, co
   return config[key].get<float>();
 }
 
+// A boolean field of config.json; false when absent or null. (json::value() would throw
+// on a value of another type.)
+absl::StatusOr<bool> BoolField(const json& config, const std::string& path, const char* key) {
+  if (!config.contains(key) || config[key].is_null()) return false;
+  if (!config[key].is_boolean()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": '", key, "' is not true or false"));
+  }
+  return config[key].get<bool>();
+}
+
 absl::StatusOr<ModelConfig> ReadConfig(const std::string& path) {
   absl::StatusOr<json> config = ReadJson(path);
   if (!config.ok()) return config.status();
@@ -86,16 +96,30 @@ absl::StatusOr<ModelConfig> ReadConfig(const std::string& path) {
   for (const char* key : {"rope_scaling", "rope_parameters"}) {
     if (!j.contains(key) || !j[key].is_object()) continue;
     const json& s = j[key];
-    const std::string type = s.value("rope_type", s.value("type", std::string("default")));
+    std::string type = "default";
+    for (const char* field : {"type", "rope_type"}) {  // rope_type wins
+      if (!s.contains(field) || s[field].is_null()) continue;
+      if (!s[field].is_string()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": '", key, "' has a '", field, "' that is not a string"));
+      }
+      type = s[field].get<std::string>();
+    }
     if (type != "default") {
       return absl::UnimplementedError(
           absl::StrCat(path, ": RoPE scaling '", type, "' is not supported"));
     }
   }
-  if (j.value("attention_bias", false) || j.value("mlp_bias", false)) {
-    return absl::UnimplementedError(absl::StrCat(path, ": attention or MLP biases are not supported"));
+  for (const char* key : {"attention_bias", "mlp_bias"}) {
+    absl::StatusOr<bool> bias = BoolField(j, path, key);
+    if (!bias.ok()) return bias.status();
+    if (*bias) {
+      return absl::UnimplementedError(absl::StrCat(path, ": attention or MLP biases are not supported"));
+    }
   }
-  c.tied_output = j.value("tie_word_embeddings", false);
+  absl::StatusOr<bool> tied = BoolField(j, path, "tie_word_embeddings");
+  if (!tied.ok()) return tied.status();
+  c.tied_output = *tied;
   c.rope_layout = RopeLayout::kInterleaved;  // after UnpermuteRotateHalf
   return c;
 }

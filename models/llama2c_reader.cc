@@ -78,6 +78,11 @@ ModelConfig ConfigFromHeader(const int32_t h[7]) {
 }
 
 absl::Status CheckHeader(const ModelConfig& c, const std::string& path) {
+  // llama2.c's blocks always have a feed-forward layer.
+  if (c.hidden_dim < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": bad header: hidden_dim = ", c.hidden_dim, " must be positive"));
+  }
   if (c.n_heads > 0 && c.dim % c.n_heads != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": n_heads = ", c.n_heads, " does not divide dim = ", c.dim));

@@ -49,7 +49,7 @@ GgmlType StoredType(GgmlType wanted, int cols) {
 
 absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
                             const ModelWeights& weights, const ExportOptions& options) {
-  if (c.rope_layout != RopeLayout::kInterleaved) {
+  if (c.rope_layout == RopeLayout::kHalfSplit) {
     return absl::InvalidArgumentError("GGUF llama models use interleaved RoPE; un-permute Q and K first");
   }
   GgufWriter w;
@@ -64,7 +64,8 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
   w.AddUint32("llama.feed_forward_length", c.hidden_dim);
   w.AddUint32("llama.attention.head_count", c.n_heads);
   w.AddUint32("llama.attention.head_count_kv", c.n_kv_heads);
-  w.AddUint32("llama.rope.dimension_count", c.head_dim);
+  w.AddUint32("llama.rope.dimension_count", c.rope_layout == RopeLayout::kNone ? 0 : c.head_dim);
+  if (c.norm == NormKind::kNone) w.AddString(kNormKey, "none");
   w.AddFloat32("llama.rope.freq_base", c.rope_theta);
   w.AddFloat32("llama.attention.layer_norm_rms_epsilon", c.norm_eps);
   w.AddUint32("llama.vocab_size", c.vocab_size);
@@ -88,17 +89,18 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& lw = weights.layers[l];
     const std::string b = absl::StrCat("blk.", l, ".");
-    add_vector(b + "attn_norm.weight", lw.attn_norm, c.dim);
+    if (c.norm != NormKind::kNone) add_vector(b + "attn_norm.weight", lw.attn_norm, c.dim);
     add_matrix(b + "attn_q.weight", lw.wq);
     add_matrix(b + "attn_k.weight", lw.wk);
     add_matrix(b + "attn_v.weight", lw.wv);
     add_matrix(b + "attn_output.weight", lw.wo);
-    add_vector(b + "ffn_norm.weight", lw.ffn_norm, c.dim);
+    if (c.hidden_dim == 0) continue;  // no feed-forward layer
+    if (c.norm != NormKind::kNone) add_vector(b + "ffn_norm.weight", lw.ffn_norm, c.dim);
     add_matrix(b + "ffn_gate.weight", lw.w1);
     add_matrix(b + "ffn_down.weight", lw.w2);
     add_matrix(b + "ffn_up.weight", lw.w3);
   }
-  add_vector("output_norm.weight", weights.output_norm, c.dim);
+  if (c.norm != NormKind::kNone) add_vector("output_norm.weight", weights.output_norm, c.dim);
   if (!c.tied_output) add_matrix("output.weight", weights.output);
   return w.Write(path, options.progress);
 }

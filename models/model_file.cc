@@ -10,6 +10,8 @@
 #include "models/gguf_reader.h"
 #include "models/hf_reader.h"
 #include "models/llama2c_reader.h"
+#include "models/pytorch_reader.h"
+#include "models/zip_archive.h"
 
 namespace toyllm {
 
@@ -18,13 +20,14 @@ absl::StatusOr<std::unique_ptr<ModelFile>> LoadModel(const std::string& path) {
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     if (stat((path + "/config.json").c_str(), &st) == 0) return ReadHfDirectory(path);
     return absl::InvalidArgumentError(
-        absl::StrCat(path, ": a directory without config.json (not a Hugging Face model)"));
+        absl::StrCat(path, ": not a regular file (a directory without config.json, so not a Hugging Face model)"));
   }
   absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(path);
   if (!file.ok()) return file.status();
   uint32_t magic = 0;
   if ((*file)->size() >= sizeof(magic)) std::memcpy(&magic, (*file)->data(), sizeof(magic));
   if (magic == kGgufMagic) return ReadGguf(*std::move(file));
+  if (magic == kZipMagic) return ReadPytorchCheckpoint(path);  // torch.save's ZIP format
   // llama2.c's legacy format has no magic number, so it is what remains when none matches.
   return ReadLlama2c(*std::move(file));
 }

@@ -67,7 +67,10 @@ absl::StatusOr<SafetensorsFile> SafetensorsFile::Parse(const MappedFile& file) {
       return bad(where("has non-numeric data_offsets"));
     }
     const uint64_t begin = offsets[0].get<uint64_t>(), end = offsets[1].get<uint64_t>();
-    if (begin > end || end > buffer_bytes) {
+    if (begin > end) {
+      return bad(where(absl::StrCat("has data_offsets [", begin, ", ", end, "] that end before they begin")));
+    }
+    if (end > buffer_bytes) {
       return bad(where(absl::StrCat("has data_offsets [", begin, ", ", end, "] outside the ",
                                     buffer_bytes, "-byte buffer (truncated?)")));
     }

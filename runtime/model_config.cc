@@ -30,7 +30,6 @@ absl::Status CheckRange(const char* name, int value, int max) {
 absl::Status ValidateConfig(const ModelConfig& c) {
   for (auto [name, value, max] : {
            std::tuple{"dim", c.dim, kMaxWidth},
-           std::tuple{"hidden_dim", c.hidden_dim, kMaxHidden},
            std::tuple{"n_layers", c.n_layers, kMaxLayers},
            std::tuple{"n_heads", c.n_heads, kMaxHeads},
            std::tuple{"n_kv_heads", c.n_kv_heads, kMaxHeads},
@@ -40,11 +39,15 @@ absl::Status ValidateConfig(const ModelConfig& c) {
        }) {
     if (absl::Status s = CheckRange(name, value, max); !s.ok()) return s;
   }
+  if (c.hidden_dim < 0 || c.hidden_dim > kMaxHidden) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("hidden_dim = ", c.hidden_dim, " is outside 0..", kMaxHidden));
+  }
   if (c.n_heads % c.n_kv_heads != 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "n_kv_heads = ", c.n_kv_heads, " does not divide n_heads = ", c.n_heads));
   }
-  if (c.head_dim % 2 != 0) {
+  if (c.head_dim % 2 != 0 && c.rope_layout != RopeLayout::kNone) {
     return absl::InvalidArgumentError(
         absl::StrCat("head_dim = ", c.head_dim, " is odd; RoPE rotates pairs"));
   }
@@ -63,12 +66,14 @@ absl::Status ValidateConfig(const ModelConfig& c) {
 
 int64_t ParameterCount(const ModelConfig& c) {
   const int64_t dim = c.dim;
-  const int64_t per_layer = 2 * dim                                  // attention and ffn norms
+  const int64_t norms = c.norm == NormKind::kNone ? 0 : 2 * dim;
+  const int64_t per_layer = norms                                    // attention and ffn norms
                             + dim * c.q_dim() * 2                     // wq, wo
                             + dim * c.kv_dim() * 2                    // wk, wv
                             + dim * int64_t{c.hidden_dim} * 3;        // w1, w2, w3
   const int64_t embedding = int64_t{c.vocab_size} * dim;
-  return embedding + c.n_layers * per_layer + dim + (c.tied_output ? 0 : embedding);
+  return embedding + c.n_layers * per_layer + (norms > 0 ? dim : 0) +
+         (c.tied_output ? 0 : embedding);
 }
 
 }  // namespace toyllm

@@ -13,11 +13,18 @@ namespace toyllm {
 enum class RopeLayout {
   kInterleaved,  // (0,1), (2,3), ...: Meta's and llama2.c's layout, llama.cpp "norm".
   kHalfSplit,    // (j, j + d/2): Hugging Face's rotate_half layout, llama.cpp "neox".
+  kNone,         // no position encoding, as in the article's example
+};
+
+// How a sublayer's input is normalised.
+enum class NormKind {
+  kRmsNorm,  // x / sqrt(mean(x²) + eps) · g
+  kNone,     // the input as it is, as in the article's example
 };
 
 struct ModelConfig {
   int dim = 0;             // width of the residual stream (embedding length)
-  int hidden_dim = 0;      // width of the feed-forward layer
+  int hidden_dim = 0;      // width of the feed-forward layer; 0: the blocks have none
   int n_layers = 0;
   int n_heads = 0;         // query heads
   int n_kv_heads = 0;      // key/value heads; fewer than n_heads means grouped-query attention
@@ -27,6 +34,7 @@ struct ModelConfig {
   float norm_eps = 1e-5f;
   float rope_theta = 10000.0f;
   RopeLayout rope_layout = RopeLayout::kInterleaved;
+  NormKind norm = NormKind::kRmsNorm;
   bool tied_output = false;  // the output projection reuses the token embedding
 
   int q_dim() const { return n_heads * head_dim; }

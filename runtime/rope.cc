@@ -6,6 +6,7 @@ namespace toyllm {
 
 Rope::Rope(int head_dim, float theta, RopeLayout layout, int n_positions)
     : head_dim_(head_dim), layout_(layout) {
+  if (layout == RopeLayout::kNone) return;
   const int half = head_dim / 2;
   cos_.resize(static_cast<size_t>(n_positions) * half);
   sin_.resize(cos_.size());
@@ -21,6 +22,7 @@ Rope::Rope(int head_dim, float theta, RopeLayout layout, int n_positions)
 }
 
 void Rope::Apply(float* x, int n, int n_heads, int pos) const {
+  if (layout_ == RopeLayout::kNone) return;
   const int half = head_dim_ / 2;
   // Pair j of a head is (2j, 2j+1) when interleaved and (j, j + half) when half-split.
   const int first_step = layout_ == RopeLayout::kInterleaved ? 2 : 1;

@@ -14,6 +14,7 @@ std::string TapName(Tap tap, int layer) {
     case Tap::kV: return block("v");
     case Tap::kScores: return block("scores");
     case Tap::kWeights: return block("weights");
+    case Tap::kKqvOut: return block("kqv_out");
     case Tap::kAttnOut: return block("attn_out");
     case Tap::kResidMid: return block("resid_mid");
     case Tap::kFfnNorm: return block("ffn_norm");

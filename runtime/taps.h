@@ -16,6 +16,7 @@ enum class Tap {
   kV,           // "blk.L.v" [n, n_kv_heads * head_dim]
   kScores,      // "blk.L.scores": q·k/√d_k of one head before softmax [n, keys]
   kWeights,     // "blk.L.weights": the same after the causal softmax [n, keys]
+  kKqvOut,      // "blk.L.kqv_out": every head's weights·v, concatenated [n, n_heads * head_dim]
   kAttnOut,     // "blk.L.attn_out": after the output projection [n, dim]
   kResidMid,    // "blk.L.resid_mid": residual stream after attention [n, dim]
   kFfnNorm,     // "blk.L.ffn_norm" [n, dim]

@@ -25,12 +25,13 @@ absl::Status CheckWeights(const ModelConfig& c, const ModelWeights& w) {
     return absl::InvalidArgumentError(
         absl::StrCat("weights have ", w.layers.size(), " layers, config has ", c.n_layers));
   }
-  if (w.output_norm == nullptr) return absl::InvalidArgumentError("output norm is missing");
+  const bool norms = c.norm != NormKind::kNone;
+  if (norms && w.output_norm == nullptr) return absl::InvalidArgumentError("output norm is missing");
   absl::Status s = CheckShape("token_embedding", -1, w.token_embedding, c.vocab_size, c.dim);
   if (s.ok()) s = CheckShape("output", -1, w.output, c.vocab_size, c.dim);
   for (int l = 0; l < c.n_layers && s.ok(); ++l) {
     const LayerWeights& lw = w.layers[l];
-    if (lw.attn_norm == nullptr || lw.ffn_norm == nullptr) {
+    if (norms && (lw.attn_norm == nullptr || (c.hidden_dim > 0 && lw.ffn_norm == nullptr))) {
       return absl::InvalidArgumentError(absl::StrCat("a norm of layer ", l, " is missing"));
     }
     for (auto [name, m, rows, cols] :
@@ -39,6 +40,7 @@ absl::Status CheckWeights(const ModelConfig& c, const ModelWeights& w) {
           std::tuple{"w1", &lw.w1, c.hidden_dim, c.dim},
           std::tuple{"w2", &lw.w2, c.dim, c.hidden_dim},
           std::tuple{"w3", &lw.w3, c.hidden_dim, c.dim}}) {
+      if (rows == 0 || cols == 0) continue;  // no feed-forward layer
       if (s = CheckShape(name, l, *m, rows, cols); !s.ok()) break;
     }
   }
@@ -128,7 +130,7 @@ absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const in
     const LayerWeights& w = weights_.layers[l];
 
     // Attention: q, k, v = h·W_Q, h·W_K, h·W_V with h = norm(x); rotate q and k by position.
-    for (int t = 0; t < n; ++t) RmsNorm(&h_[t * dim], &x_[t * dim], w.attn_norm, dim, c.norm_eps);
+    Normalize(x_.data(), w.attn_norm, n, h_.data());
     Offer(Tap::kAttnNorm, l, pos, n, dim, h_.data());
     Linear(h_.data(), n, w.wq, q_.data());
     Linear(h_.data(), n, w.wk, k_.data());
@@ -140,6 +142,7 @@ absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const in
     Offer(Tap::kV, l, pos, n, c.kv_dim(), v_.data());
     cache_.Store(l, pos, n, k_.data(), v_.data());
     Attention(l, pos, n);
+    Offer(Tap::kKqvOut, l, pos, n, c.q_dim(), attn_.data());
 
     // x = x + out·W_O: the residual connection keeps the token's own vector.
     Linear(attn_.data(), n, w.wo, out_.data());
@@ -148,27 +151,36 @@ absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const in
     Offer(Tap::kResidMid, l, pos, n, dim, x_.data());
 
     // Feed-forward: x = x + W2·(silu(W1·h) ⊙ W3·h) with h = norm(x).
-    for (int t = 0; t < n; ++t) RmsNorm(&h_[t * dim], &x_[t * dim], w.ffn_norm, dim, c.norm_eps);
-    Offer(Tap::kFfnNorm, l, pos, n, dim, h_.data());
-    Linear(h_.data(), n, w.w1, gate_.data());
-    Linear(h_.data(), n, w.w3, up_.data());
-    SwiGlu(gate_.data(), up_.data(), n * c.hidden_dim);
-    Linear(gate_.data(), n, w.w2, out_.data());
-    Offer(Tap::kFfnOut, l, pos, n, dim, out_.data());
-    AddInPlace(x_.data(), out_.data(), n * dim);
+    if (c.hidden_dim > 0) {
+      Normalize(x_.data(), w.ffn_norm, n, h_.data());
+      Offer(Tap::kFfnNorm, l, pos, n, dim, h_.data());
+      Linear(h_.data(), n, w.w1, gate_.data());
+      Linear(h_.data(), n, w.w3, up_.data());
+      SwiGlu(gate_.data(), up_.data(), n * c.hidden_dim);
+      Linear(gate_.data(), n, w.w2, out_.data());
+      Offer(Tap::kFfnOut, l, pos, n, dim, out_.data());
+      AddInPlace(x_.data(), out_.data(), n * dim);
+    }
     Offer(Tap::kResidPost, l, pos, n, dim, x_.data());
   }
 
   // The top layer's vector becomes next-token logits: final norm, then the output projection.
   const int first = which == Logits::kLast ? n - 1 : 0;
   const int rows = n - first;
-  for (int t = first; t < n; ++t) {
-    RmsNorm(&h_[t * dim], &x_[t * dim], weights_.output_norm, dim, c.norm_eps);
-  }
+  Normalize(&x_[first * dim], weights_.output_norm, rows, &h_[first * dim]);
   Offer(Tap::kFinalNorm, -1, pos + first, rows, dim, &h_[first * dim]);
   Linear(&h_[first * dim], rows, weights_.output, logits_.data());
   Offer(Tap::kLogits, -1, pos + first, rows, c.vocab_size, logits_.data());
   return absl::Span<const float>(logits_.data(), static_cast<size_t>(rows) * c.vocab_size);
+}
+
+void Transformer::Normalize(const float* x, const float* weight, int n, float* out) const {
+  const int dim = config_.dim;
+  if (config_.norm == NormKind::kNone) {
+    std::copy_n(x, static_cast<size_t>(n) * dim, out);
+    return;
+  }
+  for (int t = 0; t < n; ++t) RmsNorm(out + t * dim, x + t * dim, weight, dim, config_.norm_eps);
 }
 
 void Transformer::Attention(int layer, int pos, int n) {

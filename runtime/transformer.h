@@ -47,6 +47,9 @@ class Transformer {
   Transformer(const ModelConfig& config, const ModelWeights& weights, int context_length,
               int max_batch);
 
+  // out = norm(x) for n rows, with the config's norm (a copy when there is none).
+  void Normalize(const float* x, const float* weight, int n, float* out) const;
+
   // out = softmax(q·kᵀ/√d_k)·v for every head, over cached keys 0..pos+t for row t.
   void Attention(int layer, int pos, int n);
 

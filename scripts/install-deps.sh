@@ -9,7 +9,10 @@ packages=(
   libsentencepiece-dev   # the tokenizer
   libabsl-dev            # Status/StatusOr, strings
   nlohmann-json3-dev     # safetensors headers, config.json
+  zlib1g-dev             # PNG pictures of attention
   libgtest-dev libgmock-dev
+  python3-torch          # tests: makes .pt checkpoints
+  chromium               # tests: renders the attention page headless
   curl ca-certificates   # fetch-models.sh, only where ../shared is absent
 )
 

@@ -56,7 +56,7 @@ std::string BuildSentencePieceModel(const VocabularyArrays& v) {
   }
   std::string trainer;
   IntField(kModelType, kBpe, &trainer);
-  IntField(kByteFallback, 1, &trainer);
+  IntField(kByteFallback, v.byte_fallback, &trainer);
   IntField(kUnkId, v.unk_id, &trainer);
   IntField(kBosId, v.bos_id, &trainer);
   IntField(kEosId, v.eos_id, &trainer);

@@ -20,9 +20,11 @@ struct VocabularyArrays {
   int pad_id = -1;
   // Llama's tokenizer prefixes the text with a space; GGUF records it as add_space_prefix.
   bool add_dummy_prefix = true;
+  // Unknown characters become their UTF-8 byte pieces (<0x..>), which the vocabulary holds.
+  bool byte_fallback = true;
 };
 
-// A BPE ModelProto with byte fallback and an identity normaliser that escapes spaces as '▁'.
+// A BPE ModelProto with an identity normaliser that escapes spaces as '▁'.
 // GGUF does not record whether the original collapsed runs of spaces; this one does not.
 std::string BuildSentencePieceModel(const VocabularyArrays& vocabulary);
 

@@ -16,7 +16,8 @@ struct AttentionMaps {
   // 0..T-1 (zero above the diagonal: causal).
   std::vector<float> weights;
   std::vector<int> token_ids;           // T ids
-  std::vector<std::string> token_text;  // T pieces as text ("▁" shown as a space)
+  std::vector<std::string> token_pieces;  // T vocabulary entries, e.g. "▁time"
+  std::vector<std::string> token_text;    // the same as text ("▁" shown as a space)
 
   float at(int layer, int head, int query, int key) const {
     return weights[((static_cast<size_t>(layer) * heads.size() + head) * positions + query) *

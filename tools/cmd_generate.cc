@@ -2,8 +2,10 @@
 #include <chrono>
 #include <cstdio>
 #include <iostream>
+#include <numeric>
 
 #include "absl/strings/str_format.h"
+#include "tools/attention_output.h"
 #include "tools/commands.h"
 #include "tools/model_setup.h"
 #include "tools/text_stream.h"
@@ -28,6 +30,7 @@ absl::Status RunGenerate(const std::vector<std::string>& argv) {
   ModelFlags model_flags;
   SamplerOptions sampling;
   int n_predict = 256;
+  std::string dump_attention;
   std::vector<Flag> flags = CommonFlags(model_flags, /*with_context=*/true);
   flags.insert(flags.end(), {
       {"-n", "--n-predict", "tokens to generate after the prompt (default 256; -1: until the context ends)", &n_predict},
@@ -35,6 +38,8 @@ absl::Status RunGenerate(const std::vector<std::string>& argv) {
       {"", "--top-k", "keep the k most likely tokens; 0 keeps all (default 0)", &sampling.top_k},
       {"", "--top-p", "nucleus sampling threshold in (0, 1]; 1 disables it (default 0.9)", &sampling.top_p},
       {"", "--seed", "random seed, > 0 (default: from the clock)", &sampling.seed},
+      {"", "--dump-attention", "also write every layer's and head's attention over the whole text "
+                               "into this folder (as toyllm attention does)", &dump_attention},
   });
   Args args("generate",
             "Continues the prompt with the model, streaming text to stdout and speed to stderr.\n"
@@ -64,14 +69,41 @@ absl::Status RunGenerate(const std::vector<std::string>& argv) {
   }
   if (sampling.temperature > 0) std::cerr << "seed: " << sampling.seed << "\n";
 
+  const ModelConfig& config = model->file->config;
+  std::vector<int> all_layers(config.n_layers), all_heads(config.n_heads);
+  std::iota(all_layers.begin(), all_layers.end(), 0);
+  std::iota(all_heads.begin(), all_heads.end(), 0);
+  TapRecorder recorder(AttentionTaps(all_layers));
+  if (!dump_attention.empty()) model->transformer->set_observer(&recorder);
+
   TextStream stream(*model->tokenizer);
   Write(stream.Push(*prompt));
   Sampler sampler(sampling);
+  std::vector<int> ids = *prompt;
   absl::StatusOr<GenerateStats> stats =
-      Generate(*model->transformer, sampler, *prompt, options,
-               [&stream](int id) { Write(stream.Push({id})); });
+      Generate(*model->transformer, sampler, *prompt, options, [&stream, &ids](int id) {
+        ids.push_back(id);
+        Write(stream.Push({id}));
+      });
   Write(stream.Finish() + "\n");
   if (!stats.ok()) return stats.status();
+
+  if (!dump_attention.empty()) {
+    // Generation never feeds back its last token; one more step gives that token's row
+    // too, when the context has room for it.
+    if (ids.size() > prompt->size()) {
+      const int pos = static_cast<int>(ids.size()) - 1;
+      if (pos < model->transformer->context_length()) {
+        absl::StatusOr<absl::Span<const float>> last = model->transformer->Forward({ids.back()}, pos);
+        if (!last.ok()) return last.status();
+      } else {
+        ids.pop_back();
+      }
+    }
+    absl::StatusOr<AttentionMaps> maps = AssembleMaps(recorder, all_layers, all_heads, ids, *model->tokenizer);
+    if (!maps.ok()) return maps.status();
+    if (absl::Status s = WriteAttentionFolder(dump_attention, *maps, config, model_flags.model); !s.ok()) return s;
+  }
 
   std::cerr << absl::StrFormat(
       "prompt tokens: %d, prefill: %.1f tok/s, decode: %.1f tok/s (%d tokens)\n",

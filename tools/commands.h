@@ -10,9 +10,12 @@
 
 namespace toyllm {
 
+absl::Status RunAttention(const std::vector<std::string>& args);
 absl::Status RunConvert(const std::vector<std::string>& args);
+absl::Status RunExplain(const std::vector<std::string>& args);
 absl::Status RunGenerate(const std::vector<std::string>& args);
 absl::Status RunInfo(const std::vector<std::string>& args);
+absl::Status RunLens(const std::vector<std::string>& args);
 absl::Status RunLogits(const std::vector<std::string>& args);
 absl::Status RunTokenize(const std::vector<std::string>& args);
 

@@ -1,0 +1,276 @@
+// `toyllm convert`, run as a subprocess the way a user runs it: a llama2.c checkpoint
+// becomes a GGUF file that `toyllm info` describes and `toyllm generate` runs without a
+// tokenizer file (it is inside), reproducing llama2.c's greedy text byte for byte. Bad
+// invocations fail with one line on stderr and leave no file behind.
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/test_env.h"
+
+extern char** environ;
+
+namespace toyllm {
+namespace {
+
+using ::toyllm::testing::ReadFile;
+
+struct RunResult {
+  int exit_code = -1;  // -1 unless it exited
+  int signal = 0;
+  std::string out, err;
+};
+
+// Runs `toyllm args...` (no shell) with stdin from /dev/null and stdout/stderr captured in
+// files under `dir`; kills it after a minute.
+RunResult Toyllm(const std::vector<std::string>& args, const std::string& dir) {
+  RunResult run;
+  const std::string binary = testing::ToyllmBinary();
+  const std::string out_path = dir + "/.stdout", err_path = dir + "/.stderr";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> full = {binary};
+  full.insert(full.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : full) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid;
+  const int error = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (error != 0) {
+    ADD_FAILURE() << "cannot start " << binary << ": " << strerror(error);
+    return run;
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  int status = 0;
+  for (;;) {
+    const pid_t done = waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) {
+      ADD_FAILURE() << "waitpid: " << strerror(errno);
+      return run;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      ADD_FAILURE() << "toyllm did not finish within a minute";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) run.signal = WTERMSIG(status);
+  run.out = ReadFile(out_path);
+  run.err = ReadFile(err_path);
+  std::filesystem::remove(out_path);
+  std::filesystem::remove(err_path);
+  return run;
+}
+
+::testing::AssertionResult Succeeded(const RunResult& r) {
+  if (r.exit_code == 0) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "exit " << r.exit_code << ", signal " << r.signal
+                                       << "\nstdout: " << r.out.substr(0, 2000) << "\nstderr: " << r.err;
+}
+
+// A clean failure: exit 1, nothing on stdout, one line on stderr starting "toyllm convert:"
+// and containing every phrase.
+::testing::AssertionResult FailedCleanly(const RunResult& r, const std::vector<std::string>& phrases) {
+  auto fail = [&r](const std::string& why) {
+    return ::testing::AssertionFailure() << why << "\nexit " << r.exit_code << ", signal " << r.signal
+                                         << "\nstdout: " << r.out << "\nstderr: " << r.err;
+  };
+  if (r.signal != 0) return fail("killed by a signal");
+  if (r.exit_code != 1) return fail("exit code is not 1");
+  if (!r.out.empty()) return fail("wrote to stdout");
+  if (std::count(r.err.begin(), r.err.end(), '\n') != 1 || r.err.back() != '\n') {
+    return fail("stderr is not one line");
+  }
+  if (r.err.rfind("toyllm convert: ", 0) != 0) return fail("stderr does not start with 'toyllm convert: '");
+  for (const std::string& p : phrases) {
+    if (r.err.find(p) == std::string::npos) return fail("stderr does not contain '" + p + "'");
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// The names in a directory, sorted.
+std::vector<std::string> Listing(const std::string& dir) {
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+class convert_cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    bin_ = testing::Stories260K();
+    tok_ = testing::Tok512();
+    TOYLLM_REQUIRE_FILE(bin_);
+    TOYLLM_REQUIRE_FILE(tok_);
+    golden_ = ReadFile(testing::GoldenDir() + "/stories260K/greedy_once.txt");
+    ASSERT_FALSE(golden_.empty()) << "golden file missing";
+    dir_ = testing::TempDir();
+  }
+  void TearDown() override {
+    if (dir_.rfind(::testing::TempDir() + "toyllm_", 0) == 0) std::filesystem::remove_all(dir_);
+  }
+
+  RunResult Convert(const std::vector<std::string>& args) {
+    std::vector<std::string> full = {"convert"};
+    full.insert(full.end(), args.begin(), args.end());
+    return Toyllm(full, dir_);
+  }
+  RunResult Greedy(const std::string& model) {
+    return Toyllm({"generate", "-m", model, "--temp", "0", "-n", "252", "-p", "Once upon a time"}, dir_);
+  }
+
+  std::string bin_, tok_, golden_, dir_;
+};
+
+TEST_F(convert_cli, Llama2cToGgufRunsLikeRunC) {
+  const std::string gguf = dir_ + "/X.gguf";
+  const RunResult convert = Convert({bin_, "--tokenizer", tok_, "-o", gguf});
+  ASSERT_TRUE(Succeeded(convert));
+  EXPECT_TRUE(convert.out.empty()) << convert.out;
+  EXPECT_NE(convert.err.find("wrote " + gguf + " (f32)"), std::string::npos) << convert.err;
+  ASSERT_TRUE(Exists(gguf));
+  EXPECT_EQ(Listing(dir_), std::vector<std::string>{"X.gguf"}) << "no temporary file may remain";
+  // 1 MiB of f32 weights, plus metadata and the tokenizer.
+  EXPECT_GT(std::filesystem::file_size(gguf), 1'040'000u);
+  EXPECT_EQ(ReadFile(gguf).substr(0, 4), "GGUF");
+
+  const RunResult info = Toyllm({"info", "-m", gguf}, dir_);
+  ASSERT_TRUE(Succeeded(info));
+  for (const char* expected :
+       {"format:          GGUF v3 (llama)", "dim:             64", "layers:          5",
+        "kv_heads:        4", "vocab_size:      512", "context_length:  512", "tied_output:     yes",
+        "metadata:", "general.architecture", "\"llama\"", "general.name", "\"stories260K.bin\"",
+        "llama.context_length", "llama.attention.head_count_kv", "tokenizer.ggml.tokens",
+        "array of 512", "tensors:", "token_embd.weight", "blk.0.attn_q.weight", "blk.4.ffn_down.weight",
+        "output_norm.weight", "[64, 512]", "[172, 64]"}) {
+    EXPECT_NE(info.out.find(expected), std::string::npos) << expected << "\n" << info.out;
+  }
+  EXPECT_EQ(info.out.find("  output.weight "), std::string::npos) << "tied: no output.weight";
+  EXPECT_NE(info.out.find("  blk.4.attn_output.weight "), std::string::npos);
+  EXPECT_EQ(info.out.find("q8_0"), std::string::npos);
+
+  // No --tokenizer, and none beside X.gguf: the one inside is used.
+  const RunResult generate = Greedy(gguf);
+  ASSERT_TRUE(Succeeded(generate));
+  EXPECT_EQ(generate.out, golden_);
+}
+
+TEST_F(convert_cli, Q8_0AndF16) {
+  // Measured: f16 reproduces llama2.c's greedy text completely; q8_0 follows it for the
+  // first 295 bytes, then its rounding picks another word.
+  for (const char* type : {"q8_0", "f16"}) {
+    SCOPED_TRACE(type);
+    const std::string gguf = dir_ + "/" + type + ".gguf";
+    ASSERT_TRUE(Succeeded(Convert({"--type", type, bin_, "-o", gguf, "--tokenizer", tok_})));
+    const RunResult info = Toyllm({"info", "-m", gguf}, dir_);
+    ASSERT_TRUE(Succeeded(info));
+    const auto line_of = [&info](const std::string& tensor) {
+      const size_t at = info.out.find("  " + tensor + " ");
+      return at == std::string::npos ? std::string() : info.out.substr(at, info.out.find('\n', at) - at);
+    };
+    EXPECT_NE(line_of("token_embd.weight").find(type), std::string::npos) << line_of("token_embd.weight");
+    EXPECT_NE(line_of("blk.2.attn_k.weight").find(type), std::string::npos);
+    // Rows of 172 are not whole q8_0 blocks: w2 stays f16.
+    EXPECT_NE(line_of("blk.2.ffn_down.weight").find("f16"), std::string::npos) << line_of("blk.2.ffn_down.weight");
+    EXPECT_NE(line_of("blk.2.ffn_norm.weight").find("f32"), std::string::npos);
+    const RunResult generate = Greedy(gguf);
+    ASSERT_TRUE(Succeeded(generate));
+    EXPECT_EQ(generate.out.substr(0, 280), golden_.substr(0, 280));
+    if (std::string(type) == "f16") {
+      EXPECT_EQ(generate.out, golden_);
+    }
+    // Smaller than f32 (1.06 MB): q8_0 about 0.3 MB plus f16 w2, f16 about half.
+    EXPECT_LT(std::filesystem::file_size(gguf), 600'000u);
+  }
+}
+
+TEST_F(convert_cli, GgufToGgufReproducesTheFile) {
+  const std::string first = dir_ + "/first.gguf", second = dir_ + "/second.gguf";
+  ASSERT_TRUE(Succeeded(Convert({bin_, "--tokenizer", tok_, "-o", first})));
+  ASSERT_TRUE(Succeeded(Convert({first, "--name", "stories260K.bin", "-o", second})));
+  EXPECT_EQ(ReadFile(second), ReadFile(first));
+}
+
+TEST_F(convert_cli, BadInvocationsFailCleanlyAndWriteNothing) {
+  const std::string out = dir_ + "/X.gguf";
+  const auto nothing_written = [this] {
+    for (const std::string& name : Listing(dir_)) {
+      ADD_FAILURE() << "left behind: " << name;
+    }
+  };
+  EXPECT_TRUE(FailedCleanly(Convert({bin_, "--tokenizer", tok_, "--type", "q4", "-o", out}),
+                            {"--type", "'q4' is not one of f32, f16, bf16, q8_0"}));
+  nothing_written();
+  EXPECT_TRUE(FailedCleanly(Convert({"-o", out}), {"give exactly one INPUT model"}));
+  nothing_written();
+  EXPECT_TRUE(FailedCleanly(Convert({bin_, bin_, "-o", out}), {"give exactly one INPUT model"}));
+  nothing_written();
+  EXPECT_TRUE(FailedCleanly(Convert({bin_, "--tokenizer", tok_}), {"no output file given (-o FILE.gguf)"}));
+  nothing_written();
+  EXPECT_TRUE(FailedCleanly(Convert({dir_ + "/no_such.bin", "-o", out}), {dir_ + "/no_such.bin", "cannot open"}));
+  nothing_written();
+  EXPECT_TRUE(FailedCleanly(Convert({bin_, "--tokenizer", dir_ + "/no_such.model", "-o", out}),
+                            {dir_ + "/no_such.model"}));
+  nothing_written();
+  EXPECT_TRUE(FailedCleanly(Convert({bin_, "--tokenizer", tok_, "--bogus", "-o", out}),
+                            {"unknown flag '--bogus'"}));
+  nothing_written();
+
+  // Into a directory that does not exist: nothing is created, neither the file nor the
+  // directory nor a temporary file.
+  const std::string missing_dir = dir_ + "/no/such/dir";
+  const std::string target = missing_dir + "/X.gguf";
+  EXPECT_TRUE(FailedCleanly(Convert({bin_, "--tokenizer", tok_, "-o", target}), {target, "cannot create"}));
+  EXPECT_FALSE(Exists(dir_ + "/no"));
+  nothing_written();
+
+  // Into a directory that exists but cannot be written (unless running as root).
+  const std::string locked = dir_ + "/locked";
+  ASSERT_EQ(mkdir(locked.c_str(), 0555), 0);
+  if (access(locked.c_str(), W_OK) != 0) {
+    EXPECT_TRUE(FailedCleanly(Convert({bin_, "--tokenizer", tok_, "-o", locked + "/X.gguf"}),
+                              {locked + "/X.gguf", "cannot create"}));
+    EXPECT_TRUE(Listing(locked).empty());
+  }
+  rmdir(locked.c_str());
+
+  // A model without a tokenizer beside it and none given.
+  const std::string lonely = dir_ + "/lonely";
+  ASSERT_EQ(mkdir(lonely.c_str(), 0755), 0);
+  std::filesystem::copy_file(bin_, lonely + "/model.bin");
+  EXPECT_TRUE(FailedCleanly(Convert({lonely + "/model.bin", "-o", lonely + "/model.gguf"}),
+                            {lonely + "/model.bin", "no --tokenizer given"}));
+  EXPECT_EQ(Listing(lonely), std::vector<std::string>{"model.bin"});
+}
+
+}  // namespace
+}  // namespace toyllm
