@@ -9,6 +9,8 @@ std::string TapName(Tap tap, int layer) {
   switch (tap) {
     case Tap::kEmbed: return "embed";
     case Tap::kAttnNorm: return block("attn_norm");
+    case Tap::kQRaw: return block("q_raw");
+    case Tap::kKRaw: return block("k_raw");
     case Tap::kQ: return block("q");
     case Tap::kK: return block("k");
     case Tap::kV: return block("v");

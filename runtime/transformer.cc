@@ -135,6 +135,8 @@ absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const in
     Linear(h_.data(), n, w.wq, q_.data());
     Linear(h_.data(), n, w.wk, k_.data());
     Linear(h_.data(), n, w.wv, v_.data());
+    Offer(Tap::kQRaw, l, pos, n, c.q_dim(), q_.data());
+    Offer(Tap::kKRaw, l, pos, n, c.kv_dim(), k_.data());
     rope_.Apply(q_.data(), n, c.n_heads, pos);
     rope_.Apply(k_.data(), n, c.n_kv_heads, pos);
     Offer(Tap::kQ, l, pos, n, c.q_dim(), q_.data());

@@ -1,5 +1,7 @@
 #include "tools/args.h"
 
+#include <iostream>
+
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -30,11 +32,12 @@ absl::Status Args::Set(Flag& flag, const std::string& value) {
   return absl::OkStatus();
 }
 
-absl::Status Args::Parse(const std::vector<std::string>& args) {
+absl::StatusOr<bool> Args::Parse(const std::vector<std::string>& args) {
+  bool help = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "-h" || arg == "--help") {
-      help_ = true;
+      help = true;
       continue;
     }
     const size_t eq = arg.find('=');
@@ -69,7 +72,8 @@ absl::Status Args::Parse(const std::vector<std::string>& args) {
       return absl::InvalidArgumentError(absl::StrCat(flag->long_name, " needs a value"));
     }
   }
-  return absl::OkStatus();
+  if (help) std::cout << Usage();
+  return !help;
 }
 
 bool Args::given(const std::string& long_name) const {

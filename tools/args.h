@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace toyllm {
 
@@ -32,11 +33,12 @@ class Args {
         flags_(std::move(flags)),
         positionals_(positionals) {}
 
-  // Parses the arguments after the subcommand's name. Unknown flags, missing or malformed
-  // values and stray positional arguments are errors naming the flag.
-  absl::Status Parse(const std::vector<std::string>& args);
+  // Parses the arguments after the subcommand's name: true when the command should run,
+  // false when -h/--help asked for the usage, which Parse then prints to stdout. Unknown
+  // flags, missing or malformed values and stray positional arguments are errors naming
+  // the flag.
+  absl::StatusOr<bool> Parse(const std::vector<std::string>& args);
 
-  bool help_requested() const { return help_; }
   bool given(const std::string& long_name) const;
   std::string Usage() const;
 
@@ -47,7 +49,6 @@ class Args {
   std::string summary_;
   std::vector<Flag> flags_;
   std::vector<std::string>* positionals_;
-  bool help_ = false;
 };
 
 }  // namespace toyllm

@@ -24,11 +24,7 @@ absl::Status RunAttention(const std::vector<std::string>& argv) {
             "attention.npy float32 [layers, heads, T, T] (row i: query position i's softmax\n"
             "weights over the keys), tokens.json, index.html and layerN.png.",
             flags);
-  if (absl::Status s = args.Parse(argv); !s.ok()) return s;
-  if (args.help_requested()) {
-    std::cout << args.Usage();
-    return absl::OkStatus();
-  }
+  if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
   if (output.empty()) return absl::InvalidArgumentError("no output folder given (-o DIR)");
   absl::StatusOr<LoadedModel> model = LoadForInference(model_flags);
   if (!model.ok()) return model.status();

@@ -34,11 +34,7 @@ absl::Status RunConvert(const std::vector<std::string>& argv) {
               &model_flags.tokenizer},
              {"", "--name", "general.name (default: the input's file name)", &name}},
             &inputs);
-  if (absl::Status s = args.Parse(argv); !s.ok()) return s;
-  if (args.help_requested()) {
-    std::cout << args.Usage();
-    return absl::OkStatus();
-  }
+  if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
   if (inputs.size() != 1) return absl::InvalidArgumentError("give exactly one INPUT model");
   if (output.empty()) return absl::InvalidArgumentError("no output file given (-o FILE.gguf)");
   absl::StatusOr<GgmlType> type = ParseType(type_name);

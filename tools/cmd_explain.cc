@@ -86,11 +86,7 @@ absl::Status RunExplain(const std::vector<std::string>& argv) {
             "Prints one head's attention for one query token step by step, as the article does:\n"
             "x, q, k, v of every token, the scores q·k, ÷√d_k, softmax, and Σ weight·v.",
             flags);
-  if (absl::Status s = args.Parse(argv); !s.ok()) return s;
-  if (args.help_requested()) {
-    std::cout << args.Usage();
-    return absl::OkStatus();
-  }
+  if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
   absl::StatusOr<LoadedModel> model = LoadForInference(model_flags);
   if (!model.ok()) return model.status();
   const ModelConfig& c = model->file->config;
@@ -108,7 +104,8 @@ absl::Status RunExplain(const std::vector<std::string>& argv) {
 
   // The block's input is the embedding for layer 0 and the previous block's output after.
   const std::pair<Tap, int> input = layer == 0 ? std::pair{Tap::kEmbed, -1} : std::pair{Tap::kResidPost, layer - 1};
-  TapRecorder recorder({input, {Tap::kAttnNorm, layer}, {Tap::kQ, layer}, {Tap::kK, layer},
+  TapRecorder recorder({input, {Tap::kAttnNorm, layer}, {Tap::kQRaw, layer}, {Tap::kKRaw, layer},
+                        {Tap::kQ, layer}, {Tap::kK, layer},
                         {Tap::kV, layer}, {Tap::kScores, layer}, {Tap::kWeights, layer},
                         {Tap::kKqvOut, layer}});
   model->transformer->set_observer(&recorder);
@@ -119,6 +116,8 @@ absl::Status RunExplain(const std::vector<std::string>& argv) {
   const int d = c.head_dim, kv_head = head / c.group_size();
   const auto& x = *recorder.Rows(input.first, input.second);
   const auto& h = *recorder.Rows(Tap::kAttnNorm, layer);
+  const auto& q_raw = *recorder.Rows(Tap::kQRaw, layer);
+  const auto& k_raw = *recorder.Rows(Tap::kKRaw, layer);
   const auto& q = *recorder.Rows(Tap::kQ, layer);
   const auto& k = *recorder.Rows(Tap::kK, layer);
   const auto& v = *recorder.Rows(Tap::kV, layer);
@@ -139,14 +138,20 @@ absl::Status RunExplain(const std::vector<std::string>& argv) {
     absl::StrAppend(&s, "\n", ++step, ". RMSNorm: h = x / sqrt(mean(x²) + eps) · g\n");
     for (int p = 0; p < n; ++p) absl::StrAppend(&s, "   ", row_label(p), " ", Vector(h[p].data(), c.dim), "\n");
   }
-  absl::StrAppend(&s, "\n", ++step, ". q = ", c.norm == NormKind::kNone ? "x" : "h", "·W_Q, k = ",
-                  c.norm == NormKind::kNone ? "x" : "h", "·W_K, v = ", c.norm == NormKind::kNone ? "x" : "h",
-                  "·W_V (this head's ", d, " dims",
-                  c.rope_layout == RopeLayout::kNone ? "" : "; q and k rotated by RoPE for their position",
-                  ")\n");
+  const char* input_name = c.norm == NormKind::kNone ? "x" : "h";
+  absl::StrAppend(&s, "\n", ++step, ". q = ", input_name, "·W_Q, k = ", input_name, "·W_K, v = ",
+                  input_name, "·W_V (this head's ", d, " dims)\n");
   for (int p = 0; p < n; ++p) {
-    absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(&q[p][head * d], d), "  k ",
-                    Vector(&k[p][kv_head * d], d), "  v ", Vector(&v[p][kv_head * d], d), "\n");
+    absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(&q_raw[p][head * d], d), "  k ",
+                    Vector(&k_raw[p][kv_head * d], d), "  v ", Vector(&v[p][kv_head * d], d), "\n");
+  }
+  if (c.rope_layout != RopeLayout::kNone) {
+    absl::StrAppend(&s, "\n", ++step, ". RoPE: each pair of q's and k's coordinates turned by an angle that "
+                    "grows with the position\n");
+    for (int p = 0; p < n; ++p) {
+      absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(&q[p][head * d], d), "  k ",
+                      Vector(&k[p][kv_head * d], d), "\n");
+    }
   }
   const float sqrt_dk = std::sqrt(static_cast<float>(d));
   absl::StrAppend(&s, absl::StrFormat("\n%d. Scores of \"%s\": q·k, divided by √d_k = %.4g, then softmax\n",

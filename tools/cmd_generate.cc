@@ -45,11 +45,7 @@ absl::Status RunGenerate(const std::vector<std::string>& argv) {
             "Continues the prompt with the model, streaming text to stdout and speed to stderr.\n"
             "Sampling follows llama2.c run.c: the same seed, --temp and --top-p give the same text.",
             flags);
-  if (absl::Status s = args.Parse(argv); !s.ok()) return s;
-  if (args.help_requested()) {
-    std::cout << args.Usage();
-    return absl::OkStatus();
-  }
+  if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
   if (!args.given("--seed")) sampling.seed = ClockSeed();
   if (absl::Status s = ValidateSamplerOptions(sampling); !s.ok()) return s;
   if (n_predict < -1) {

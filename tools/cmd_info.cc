@@ -22,11 +22,7 @@ absl::Status RunInfo(const std::vector<std::string>& argv) {
   std::string path;
   Args args("info", "Prints a model file's format, hyper-parameters and size.",
             {{"-m", "--model", "model file", &path}});
-  if (absl::Status s = args.Parse(argv); !s.ok()) return s;
-  if (args.help_requested()) {
-    std::cout << args.Usage();
-    return absl::OkStatus();
-  }
+  if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
   if (path.empty()) return absl::InvalidArgumentError("no model given (-m FILE)");
   absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path);
   if (!model.ok()) return model.status();

@@ -31,11 +31,7 @@ absl::Status RunLens(const std::vector<std::string>& argv) {
             "For every position of the prompt and every layer (after the embedding, after each\n"
             "block; the last is the model's real prediction), the most likely next tokens.",
             flags);
-  if (absl::Status s = args.Parse(argv); !s.ok()) return s;
-  if (args.help_requested()) {
-    std::cout << args.Usage();
-    return absl::OkStatus();
-  }
+  if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
   absl::StatusOr<LoadedModel> model = LoadForInference(model_flags);
   if (!model.ok()) return model.status();
   const ModelConfig& c = model->file->config;

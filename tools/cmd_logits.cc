@@ -17,11 +17,7 @@ absl::Status RunLogits(const std::vector<std::string>& argv) {
   flags.push_back({"", "--hidden", "also write the residual stream after the embedding and after every "
                                    "block: float32 [layers + 1, prompt tokens, dim]", &hidden});
   Args args("logits", "Writes the logits the model predicts at every position of the prompt (BOS first).", flags);
-  if (absl::Status s = args.Parse(argv); !s.ok()) return s;
-  if (args.help_requested()) {
-    std::cout << args.Usage();
-    return absl::OkStatus();
-  }
+  if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
   if (output.empty()) return absl::InvalidArgumentError("no output file given (-o FILE.npy)");
   absl::StatusOr<LoadedModel> model = LoadForInference(model_flags);
   if (!model.ok()) return model.status();

@@ -17,11 +17,7 @@ absl::Status RunTokenize(const std::vector<std::string>& argv) {
       {"", "--ids", "print only the ids, on one line", &ids_only},
   };
   Args args("tokenize", "Prints each token of the text as `id -> 'piece'`, BOS first.", flags);
-  if (absl::Status s = args.Parse(argv); !s.ok()) return s;
-  if (args.help_requested()) {
-    std::cout << args.Usage();
-    return absl::OkStatus();
-  }
+  if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
   std::unique_ptr<Tokenizer> tokenizer;
   if (model_flags.tokenizer.empty() && !model_flags.model.empty()) {
     absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(model_flags.model);
