@@ -10,7 +10,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -31,6 +30,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/test_env.h"
+#include "tests/test_util.h"
 #include "tools/attention_maps.h"
 #include "tools/attention_page.h"
 #include "tools/attention_png.h"
@@ -171,11 +171,6 @@ Png ReadPng(const std::string& bytes) {
 std::vector<uint8_t> Color(const Rgb& c) { return {c.r, c.g, c.b}; }
 double Luminance(const Rgb& c) { return 0.2126 * c.r + 0.7152 * c.g + 0.0722 * c.b; }
 
-bool Exists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0;
-}
-
 // ---------------------------------------------------------------------------------------
 // PNG writer.
 
@@ -198,8 +193,8 @@ TEST(attention_page_PngWriter, RejectsBadSizesAndLeavesNoFile) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(WritePng(dir + "/b.png", 0, 2, {}).code(), absl::StatusCode::kInvalidArgument);
   EXPECT_FALSE(WritePng(dir + "/no/such/dir/c.png", 1, 1, {1, 2, 3}).ok());
-  EXPECT_FALSE(Exists(dir + "/a.png"));
-  EXPECT_FALSE(Exists(dir + "/b.png"));
+  EXPECT_FALSE(testing::PathExists(dir + "/a.png"));
+  EXPECT_FALSE(testing::PathExists(dir + "/b.png"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -291,7 +286,7 @@ TEST(attention_page_LayerPng, RejectsBadLayerAndShape) {
   EXPECT_EQ(WriteLayerPng(dir + "/x.png", maps, -1).code(), absl::StatusCode::kInvalidArgument);
   maps.weights.pop_back();
   EXPECT_EQ(WriteLayerPng(dir + "/x.png", maps, 0).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_FALSE(Exists(dir + "/x.png"));
+  EXPECT_FALSE(testing::PathExists(dir + "/x.png"));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -382,7 +377,7 @@ TEST(attention_page_File, RejectsMapsOfTheWrongShape) {
   maps = MakeMaps();
   maps.heads.clear();
   EXPECT_EQ(WriteAttentionPage(path, maps, "t").code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_FALSE(Exists(path));
+  EXPECT_FALSE(testing::PathExists(path));
 }
 
 // ---------------------------------------------------------------------------------------

@@ -5,186 +5,46 @@
 // Every bad input must give a non-zero exit, exactly one line on stderr naming the file or
 // flag and the problem, nothing on stdout, and no crash (signal, uncaught exception,
 // sanitizer report).
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/wait.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <regex>
 #include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/test_env.h"
+#include "tests/test_util.h"
 #include "tokenizer/load_tokenizer.h"
 #include "tokenizer/tokenizer.h"
-
-extern char** environ;
 
 namespace toyllm {
 namespace {
 
+using ::toyllm::testing::Describe;
 using ::toyllm::testing::GoldenDir;
+using ::toyllm::testing::ListDir;
 using ::toyllm::testing::ModelPath;
+using ::toyllm::testing::PathExists;
+using ::toyllm::testing::QuotedArgs;
 using ::toyllm::testing::ReadFile;
+using ::toyllm::testing::RunResult;
+using ::toyllm::testing::RunToyllm;
 using ::toyllm::testing::Stories260K;
+using ::toyllm::testing::Succeeds;
 using ::toyllm::testing::TempDir;
 using ::toyllm::testing::Tok512;
-using ::toyllm::testing::ToyllmBinary;
+using ::toyllm::testing::WriteFile;
 
 // ---------------------------------------------------------------------------------------
-// Running the binary.
-
-struct RunResult {
-  bool started = false;
-  bool timed_out = false;
-  bool exited = false;
-  int exit_code = -1;  // when exited
-  int signal = 0;      // when killed by a signal
-  std::string out;
-  std::string err;
-};
-
-std::string Describe(const RunResult& r) {
-  std::ostringstream s;
-  if (!r.started) {
-    s << "did not start";
-  } else if (r.timed_out) {
-    s << "timed out";
-  } else if (r.exited) {
-    s << "exit " << r.exit_code;
-  } else {
-    s << "killed by signal " << r.signal << " (" << strsignal(r.signal) << ")";
-  }
-  s << "\n--- stdout (" << r.out.size() << " bytes) ---\n" << r.out.substr(0, 2000)
-    << "\n--- stderr (" << r.err.size() << " bytes) ---\n" << r.err.substr(0, 2000);
-  return s.str();
-}
-
-std::string Join(const std::vector<std::string>& args) {
-  std::string s;
-  for (const std::string& a : args) s += (s.empty() ? "" : " ") + ("'" + a + "'");
-  return s;
-}
-
-// Runs `toyllm args...` with stdin from /dev/null. Kills it after `timeout`.
-RunResult RunToyllm(const std::vector<std::string>& args,
-              std::chrono::seconds timeout = std::chrono::seconds(30)) {
-  RunResult result;
-  const std::string binary = ToyllmBinary();
-  int out_pipe[2], err_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0) {
-    ADD_FAILURE() << "pipe: " << strerror(errno);
-    return result;
-  }
-  if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-    ADD_FAILURE() << "pipe: " << strerror(errno);
-    close(out_pipe[0]);
-    close(out_pipe[1]);
-    return result;
-  }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);  // dup2 clears O_CLOEXEC
-  posix_spawn_file_actions_adddup2(&actions, err_pipe[1], 2);
-  std::vector<std::string> full = {binary};
-  full.insert(full.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : full) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = -1;
-  const int spawn_error = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  if (spawn_error != 0) {
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    ADD_FAILURE() << "cannot start " << binary << ": " << strerror(spawn_error);
-    return result;
-  }
-  result.started = true;
-
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  const auto remaining_ms = [&deadline] {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
-        .count();
-  };
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&result.out, &result.err};
-  int open_pipes = 2;
-  while (open_pipes > 0) {
-    const long long left = remaining_ms();
-    if (left <= 0) {
-      result.timed_out = true;
-      break;
-    }
-    const int ready = poll(fds, 2, static_cast<int>(std::min<long long>(left, 1000)));
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      ADD_FAILURE() << "poll: " << strerror(errno);
-      result.timed_out = true;  // treat as a hang: kill the child below
-      break;
-    }
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      char buffer[65536];
-      const ssize_t got = read(fds[i].fd, buffer, sizeof(buffer));
-      if (got > 0) {
-        sinks[i]->append(buffer, static_cast<size_t>(got));
-      } else if (got == 0 || errno != EINTR) {
-        close(fds[i].fd);
-        fds[i].fd = -1;  // poll ignores negative descriptors
-        --open_pipes;
-      }
-    }
-  }
-  int status = 0;
-  for (;;) {
-    if (result.timed_out) kill(pid, SIGKILL);
-    const pid_t waited = waitpid(pid, &status, result.timed_out ? 0 : WNOHANG);
-    if (waited == pid) break;
-    if (waited < 0) {
-      if (errno == EINTR) continue;
-      ADD_FAILURE() << "waitpid: " << strerror(errno);
-      break;
-    }
-    if (remaining_ms() <= 0) {
-      result.timed_out = true;  // closed its output but did not exit
-    } else {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-  }
-  for (pollfd& f : fds) {
-    if (f.fd >= 0) close(f.fd);
-  }
-  if (WIFEXITED(status)) {
-    result.exited = true;
-    result.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    result.signal = WTERMSIG(status);
-  }
-  if (result.timed_out) {
-    ADD_FAILURE() << "toyllm " << Join(args) << " did not finish within " << timeout.count() << " s";
-  }
-  return result;
-}
+// Judging a run.
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
@@ -238,19 +98,8 @@ constexpr const char* kCrashMarkers[] = {
   return ::testing::AssertionSuccess();
 }
 
-::testing::AssertionResult Succeeds(const RunResult& r) {
-  if (r.started && r.exited && r.exit_code == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << Describe(r);
-}
-
 // ---------------------------------------------------------------------------------------
 // Files for the tests.
-
-void WriteBytes(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  ASSERT_TRUE(out.good()) << "cannot write " << path;
-}
 
 std::string Int32s(const std::vector<int32_t>& values) {
   std::string bytes(values.size() * 4, '\0');
@@ -258,29 +107,10 @@ std::string Int32s(const std::vector<int32_t>& values) {
   return bytes;
 }
 
-// The entries of a directory, without . and ..
-std::vector<std::string> ListDir(const std::string& dir) {
-  std::vector<std::string> names;
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return names;
-  while (dirent* e = readdir(d)) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..") names.push_back(name);
-  }
-  closedir(d);
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0;
-}
-
 // A golden file under GoldenDir(), or "" (with a loud message) when it is missing.
 std::string GoldenPath(const std::string& name) {
   const std::string path = GoldenDir() + "/stories260K/" + name;
-  if (Exists(path)) return path;
+  if (PathExists(path)) return path;
   std::cerr << "\n*** GOLDEN FILE MISSING: " << path << " ***\n\n";
   return "";
 }
@@ -310,7 +140,7 @@ std::vector<std::vector<std::string>> CommandsOpening(const std::string& model, 
 void ExpectEveryCommandRejects(const std::string& model, const std::vector<std::string>& any_of) {
   const std::string out_dir = TempDir();
   for (const std::vector<std::string>& command : CommandsOpening(model, out_dir)) {
-    EXPECT_TRUE(FailsCleanly(RunToyllm(command), {model}, any_of)) << "toyllm " << Join(command);
+    EXPECT_TRUE(FailsCleanly(RunToyllm(command), {model}, any_of)) << "toyllm " << QuotedArgs(command);
   }
   EXPECT_EQ(ListDir(out_dir), std::vector<std::string>{}) << "a failed logits left a file behind";
 }
@@ -325,7 +155,7 @@ TEST(cli_model_file, MissingFile) {
 
 TEST(cli_model_file, EmptyFile) {
   const std::string model = TempDir() + "/empty.bin";
-  WriteBytes(model, "");
+  WriteFile(model, "");
   ExpectEveryCommandRejects(model, {"empty", "too short", "0 bytes"});
 }
 
@@ -336,14 +166,14 @@ TEST(cli_model_file, Directory) {
 
 TEST(cli_model_file, TooShortForAHeader) {
   const std::string model = TempDir() + "/short.bin";
-  WriteBytes(model, Int32s({64, 172, 5}));  // 12 bytes of a 28-byte header
+  WriteFile(model, Int32s({64, 172, 5}));  // 12 bytes of a 28-byte header
   ExpectEveryCommandRejects(model, {"too short", "truncated", "bytes"});
 }
 
 TEST(cli_model_file, HeaderWithoutWeights) {
   // A plausible header whose weights are missing: synthesised, so no shared file is needed.
   const std::string model = TempDir() + "/header_only.bin";
-  WriteBytes(model, Int32s(kStoriesHeader) + std::string(1000, '\0'));
+  WriteFile(model, Int32s(kStoriesHeader) + std::string(1000, '\0'));
   ExpectEveryCommandRejects(model, {"truncated", "bytes"});
 }
 
@@ -356,12 +186,12 @@ TEST(cli_model_file, TruncatedRealModel) {
   for (size_t keep : {size_t{20}, size_t{1000}, bytes.size() / 2, bytes.size() - 4}) {
     SCOPED_TRACE(::testing::Message() << "kept " << keep << " of " << bytes.size() << " bytes");
     const std::string model = dir + "/truncated_" + std::to_string(keep) + ".bin";
-    WriteBytes(model, bytes.substr(0, keep));
+    WriteFile(model, bytes.substr(0, keep));
     ExpectEveryCommandRejects(model, {"truncated", "too short", "bytes"});
   }
   // Extra bytes at the end are as wrong as missing ones.
   const std::string longer = dir + "/trailing.bin";
-  WriteBytes(longer, bytes + std::string(64, '\0'));
+  WriteFile(longer, bytes + std::string(64, '\0'));
   ExpectEveryCommandRejects(longer, {"bytes", "size"});
 }
 
@@ -396,7 +226,7 @@ TEST(cli_model_file, CorruptedHeaders) {
   for (const Case& c : cases) {
     SCOPED_TRACE(::testing::Message() << "header " << ::testing::PrintToString(c.header));
     const std::string model = dir + "/corrupt_" + std::to_string(index++) + ".bin";
-    WriteBytes(model, Int32s(c.header) + std::string(4096, '\x01'));
+    WriteFile(model, Int32s(c.header) + std::string(4096, '\x01'));
     ExpectEveryCommandRejects(model, c.any_of);
   }
 }
@@ -406,11 +236,11 @@ TEST(cli_model_file, UnsupportedVersionedFile) {
   // so "24ka" on disk) and a version number; version 7 does not exist.
   const std::string dir = TempDir();
   const std::string v7 = dir + "/v7.bin";
-  WriteBytes(v7, Int32s({0x616b3432, 7}) + Int32s(kStoriesHeader) + std::string(4096, '\0'));
+  WriteFile(v7, Int32s({0x616b3432, 7}) + Int32s(kStoriesHeader) + std::string(4096, '\0'));
   ExpectEveryCommandRejects(v7, {"version"});
   // A version-1 header cut short.
   const std::string short_v1 = dir + "/short_v1.bin";
-  WriteBytes(short_v1, Int32s({0x616b3432, 1}) + Int32s(kStoriesHeader));
+  WriteFile(short_v1, Int32s({0x616b3432, 1}) + Int32s(kStoriesHeader));
   ExpectEveryCommandRejects(short_v1, {"too short", "truncated", "bytes"});
 }
 
@@ -433,9 +263,9 @@ class cli_tokenizer : public ::testing::Test {
         {"logits", "-m", model_, "--tokenizer", tokenizer, "-o", dir_ + "/out.npy"},
     };
     for (const auto& command : commands) {
-      EXPECT_TRUE(FailsCleanly(RunToyllm(command), all_of, any_of)) << "toyllm " << Join(command);
+      EXPECT_TRUE(FailsCleanly(RunToyllm(command), all_of, any_of)) << "toyllm " << QuotedArgs(command);
     }
-    EXPECT_FALSE(Exists(dir_ + "/out.npy"));
+    EXPECT_FALSE(PathExists(dir_ + "/out.npy"));
   }
 
   std::string model_;
@@ -458,7 +288,7 @@ TEST_F(cli_tokenizer, Llama2cTokenizerBinIsNotSentencePiece) {
 
 TEST_F(cli_tokenizer, EmptyFileAndDirectory) {
   const std::string empty = dir_ + "/empty.model";
-  WriteBytes(empty, "");
+  WriteFile(empty, "");
   ExpectRejected(empty, {empty}, {"SentencePiece", "empty"});
   const std::string directory = TempDir();
   ExpectRejected(directory, {directory}, {"SentencePiece", "directory", "not a regular file"});
@@ -468,7 +298,7 @@ TEST_F(cli_tokenizer, GarbageFile) {
   const std::string garbage = dir_ + "/garbage.model";
   std::string bytes;
   for (int i = 0; i < 5000; ++i) bytes.push_back(static_cast<char>((i * 7919 + 13) % 251));
-  WriteBytes(garbage, bytes);
+  WriteFile(garbage, bytes);
   ExpectRejected(garbage, {garbage}, {"SentencePiece"});
 }
 
@@ -508,7 +338,7 @@ TEST_P(cli_generate_flag, FailsCleanly) {
   TOYLLM_REQUIRE_FILE(tok);
   std::vector<std::string> args = {"generate", "-m", model, "--tokenizer", tok, "-p", "Once upon a time"};
   args.insert(args.end(), GetParam().extra_args.begin(), GetParam().extra_args.end());
-  EXPECT_TRUE(FailsCleanly(RunToyllm(args), GetParam().all_of, GetParam().any_of)) << "toyllm " << Join(args);
+  EXPECT_TRUE(FailsCleanly(RunToyllm(args), GetParam().all_of, GetParam().any_of)) << "toyllm " << QuotedArgs(args);
 }
 
 const std::string kLongPrompt =
@@ -608,7 +438,7 @@ TEST(cli_usage_error, LogitsIntoANonexistentDirectoryLeavesNoFile) {
   const std::string npy = dir + "/long.npy";
   EXPECT_TRUE(FailsCleanly(RunToyllm({"logits", "-m", model, "--tokenizer", tok, "-c", "8", "-p", kLongPrompt, "-o", npy}),
                            {"8"}, {"context"}));
-  EXPECT_FALSE(Exists(npy));
+  EXPECT_FALSE(PathExists(npy));
   EXPECT_EQ(ListDir(dir), std::vector<std::string>{"a_directory"});
 }
 

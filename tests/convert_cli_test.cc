@@ -2,99 +2,33 @@
 // becomes a GGUF file that `toyllm info` describes and `toyllm generate` runs without a
 // tokenizer file (it is inside), reproducing llama2.c's greedy text byte for byte. Bad
 // invocations fail with one line on stderr and leave no file behind.
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "gtest/gtest.h"
 #include "tests/test_env.h"
-
-extern char** environ;
+#include "tests/test_util.h"
 
 namespace toyllm {
 namespace {
 
 using ::toyllm::testing::ReadFile;
+using ::toyllm::testing::RunResult;
 
-struct RunResult {
-  int exit_code = -1;  // -1 unless it exited
-  int signal = 0;
-  std::string out, err;
-};
-
-// Runs `toyllm args...` (no shell) with stdin from /dev/null and stdout/stderr captured in
-// files under `dir`; kills it after a minute.
-RunResult Toyllm(const std::vector<std::string>& args, const std::string& dir) {
-  RunResult run;
-  const std::string binary = testing::ToyllmBinary();
-  const std::string out_path = dir + "/.stdout", err_path = dir + "/.stderr";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::vector<std::string> full = {binary};
-  full.insert(full.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : full) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid;
-  const int error = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (error != 0) {
-    ADD_FAILURE() << "cannot start " << binary << ": " << strerror(error);
-    return run;
-  }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  int status = 0;
-  for (;;) {
-    const pid_t done = waitpid(pid, &status, WNOHANG);
-    if (done == pid) break;
-    if (done < 0 && errno != EINTR) {
-      ADD_FAILURE() << "waitpid: " << strerror(errno);
-      return run;
-    }
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      ADD_FAILURE() << "toyllm did not finish within a minute";
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) run.signal = WTERMSIG(status);
-  run.out = ReadFile(out_path);
-  run.err = ReadFile(err_path);
-  std::filesystem::remove(out_path);
-  std::filesystem::remove(err_path);
-  return run;
-}
-
-::testing::AssertionResult Succeeded(const RunResult& r) {
-  if (r.exit_code == 0) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "exit " << r.exit_code << ", signal " << r.signal
-                                       << "\nstdout: " << r.out.substr(0, 2000) << "\nstderr: " << r.err;
-}
+// Each run of toyllm is killed (and fails the test) after a minute.
+constexpr std::chrono::seconds kTimeout(60);
 
 // A clean failure: exit 1, nothing on stdout, one line on stderr starting "toyllm convert:"
 // and containing every phrase.
 ::testing::AssertionResult FailedCleanly(const RunResult& r, const std::vector<std::string>& phrases) {
   auto fail = [&r](const std::string& why) {
-    return ::testing::AssertionFailure() << why << "\nexit " << r.exit_code << ", signal " << r.signal
-                                         << "\nstdout: " << r.out << "\nstderr: " << r.err;
+    return ::testing::AssertionFailure() << why << "\n" << testing::Describe(r);
   };
   if (r.signal != 0) return fail("killed by a signal");
   if (r.exit_code != 1) return fail("exit code is not 1");
@@ -109,21 +43,6 @@ RunResult Toyllm(const std::vector<std::string>& args, const std::string& dir) {
   return ::testing::AssertionSuccess();
 }
 
-// The names in a directory, sorted.
-std::vector<std::string> Listing(const std::string& dir) {
-  std::vector<std::string> names;
-  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
-    names.push_back(entry.path().filename().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-bool Exists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0;
-}
-
 class convert_cli : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -135,17 +54,16 @@ class convert_cli : public ::testing::Test {
     ASSERT_FALSE(golden_.empty()) << "golden file missing";
     dir_ = testing::TempDir();
   }
-  void TearDown() override {
-    if (dir_.rfind(::testing::TempDir() + "toyllm_", 0) == 0) std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { testing::RemoveTempDir(dir_); }
 
   RunResult Convert(const std::vector<std::string>& args) {
     std::vector<std::string> full = {"convert"};
     full.insert(full.end(), args.begin(), args.end());
-    return Toyllm(full, dir_);
+    return testing::RunToyllm(full, kTimeout);
   }
   RunResult Greedy(const std::string& model) {
-    return Toyllm({"generate", "-m", model, "--temp", "0", "-n", "252", "-p", "Once upon a time"}, dir_);
+    return testing::RunToyllm({"generate", "-m", model, "--temp", "0", "-n", "252", "-p", "Once upon a time"},
+                              kTimeout);
   }
 
   std::string bin_, tok_, golden_, dir_;
@@ -154,17 +72,17 @@ class convert_cli : public ::testing::Test {
 TEST_F(convert_cli, Llama2cToGgufRunsLikeRunC) {
   const std::string gguf = dir_ + "/X.gguf";
   const RunResult convert = Convert({bin_, "--tokenizer", tok_, "-o", gguf});
-  ASSERT_TRUE(Succeeded(convert));
+  ASSERT_TRUE(testing::Succeeds(convert));
   EXPECT_TRUE(convert.out.empty()) << convert.out;
   EXPECT_NE(convert.err.find("wrote " + gguf + " (f32)"), std::string::npos) << convert.err;
-  ASSERT_TRUE(Exists(gguf));
-  EXPECT_EQ(Listing(dir_), std::vector<std::string>{"X.gguf"}) << "no temporary file may remain";
+  ASSERT_TRUE(testing::PathExists(gguf));
+  EXPECT_EQ(testing::ListDir(dir_), std::vector<std::string>{"X.gguf"}) << "no temporary file may remain";
   // 1 MiB of f32 weights, plus metadata and the tokenizer.
   EXPECT_GT(std::filesystem::file_size(gguf), 1'040'000u);
   EXPECT_EQ(ReadFile(gguf).substr(0, 4), "GGUF");
 
-  const RunResult info = Toyllm({"info", "-m", gguf}, dir_);
-  ASSERT_TRUE(Succeeded(info));
+  const RunResult info = testing::RunToyllm({"info", "-m", gguf}, kTimeout);
+  ASSERT_TRUE(testing::Succeeds(info));
   for (const char* expected :
        {"format:          GGUF v3 (llama)", "dim:             64", "layers:          5",
         "kv_heads:        4", "vocab_size:      512", "context_length:  512", "tied_output:     yes",
@@ -180,7 +98,7 @@ TEST_F(convert_cli, Llama2cToGgufRunsLikeRunC) {
 
   // No --tokenizer, and none beside X.gguf: the one inside is used.
   const RunResult generate = Greedy(gguf);
-  ASSERT_TRUE(Succeeded(generate));
+  ASSERT_TRUE(testing::Succeeds(generate));
   EXPECT_EQ(generate.out, golden_);
 }
 
@@ -190,9 +108,9 @@ TEST_F(convert_cli, Q8_0AndF16) {
   for (const char* type : {"q8_0", "f16"}) {
     SCOPED_TRACE(type);
     const std::string gguf = dir_ + "/" + type + ".gguf";
-    ASSERT_TRUE(Succeeded(Convert({"--type", type, bin_, "-o", gguf, "--tokenizer", tok_})));
-    const RunResult info = Toyllm({"info", "-m", gguf}, dir_);
-    ASSERT_TRUE(Succeeded(info));
+    ASSERT_TRUE(testing::Succeeds(Convert({"--type", type, bin_, "-o", gguf, "--tokenizer", tok_})));
+    const RunResult info = testing::RunToyllm({"info", "-m", gguf}, kTimeout);
+    ASSERT_TRUE(testing::Succeeds(info));
     const auto line_of = [&info](const std::string& tensor) {
       const size_t at = info.out.find("  " + tensor + " ");
       return at == std::string::npos ? std::string() : info.out.substr(at, info.out.find('\n', at) - at);
@@ -203,7 +121,7 @@ TEST_F(convert_cli, Q8_0AndF16) {
     EXPECT_NE(line_of("blk.2.ffn_down.weight").find("f16"), std::string::npos) << line_of("blk.2.ffn_down.weight");
     EXPECT_NE(line_of("blk.2.ffn_norm.weight").find("f32"), std::string::npos);
     const RunResult generate = Greedy(gguf);
-    ASSERT_TRUE(Succeeded(generate));
+    ASSERT_TRUE(testing::Succeeds(generate));
     EXPECT_EQ(generate.out.substr(0, 280), golden_.substr(0, 280));
     if (std::string(type) == "f16") {
       EXPECT_EQ(generate.out, golden_);
@@ -215,15 +133,15 @@ TEST_F(convert_cli, Q8_0AndF16) {
 
 TEST_F(convert_cli, GgufToGgufReproducesTheFile) {
   const std::string first = dir_ + "/first.gguf", second = dir_ + "/second.gguf";
-  ASSERT_TRUE(Succeeded(Convert({bin_, "--tokenizer", tok_, "-o", first})));
-  ASSERT_TRUE(Succeeded(Convert({first, "--name", "stories260K.bin", "-o", second})));
+  ASSERT_TRUE(testing::Succeeds(Convert({bin_, "--tokenizer", tok_, "-o", first})));
+  ASSERT_TRUE(testing::Succeeds(Convert({first, "--name", "stories260K.bin", "-o", second})));
   EXPECT_EQ(ReadFile(second), ReadFile(first));
 }
 
 TEST_F(convert_cli, BadInvocationsFailCleanlyAndWriteNothing) {
   const std::string out = dir_ + "/X.gguf";
   const auto nothing_written = [this] {
-    for (const std::string& name : Listing(dir_)) {
+    for (const std::string& name : testing::ListDir(dir_)) {
       ADD_FAILURE() << "left behind: " << name;
     }
   };
@@ -250,7 +168,7 @@ TEST_F(convert_cli, BadInvocationsFailCleanlyAndWriteNothing) {
   const std::string missing_dir = dir_ + "/no/such/dir";
   const std::string target = missing_dir + "/X.gguf";
   EXPECT_TRUE(FailedCleanly(Convert({bin_, "--tokenizer", tok_, "-o", target}), {target, "cannot create"}));
-  EXPECT_FALSE(Exists(dir_ + "/no"));
+  EXPECT_FALSE(testing::PathExists(dir_ + "/no"));
   nothing_written();
 
   // Into a directory that exists but cannot be written (unless running as root).
@@ -259,7 +177,7 @@ TEST_F(convert_cli, BadInvocationsFailCleanlyAndWriteNothing) {
   if (access(locked.c_str(), W_OK) != 0) {
     EXPECT_TRUE(FailedCleanly(Convert({bin_, "--tokenizer", tok_, "-o", locked + "/X.gguf"}),
                               {locked + "/X.gguf", "cannot create"}));
-    EXPECT_TRUE(Listing(locked).empty());
+    EXPECT_TRUE(testing::ListDir(locked).empty());
   }
   rmdir(locked.c_str());
 
@@ -269,7 +187,7 @@ TEST_F(convert_cli, BadInvocationsFailCleanlyAndWriteNothing) {
   std::filesystem::copy_file(bin_, lonely + "/model.bin");
   EXPECT_TRUE(FailedCleanly(Convert({lonely + "/model.bin", "-o", lonely + "/model.gguf"}),
                             {lonely + "/model.bin", "no --tokenizer given"}));
-  EXPECT_EQ(Listing(lonely), std::vector<std::string>{"model.bin"});
+  EXPECT_EQ(testing::ListDir(lonely), std::vector<std::string>{"model.bin"});
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include "runtime/transformer.h"
 #include "runtime/weights.h"
 #include "tests/test_env.h"
+#include "tests/test_util.h"
 
 namespace toyllm {
 namespace {
@@ -253,12 +254,7 @@ std::unique_ptr<Transformer> MakeTransformer(const ModelConfig& config,
 // All logits [n, vocab] from Prefill, which splits the sequence into max_batch chunks.
 std::vector<float> LogitsByPrefill(const ModelConfig& config, const ModelWeights& weights,
                                    const std::vector<int>& tokens, int max_batch) {
-  std::unique_ptr<Transformer> t = MakeTransformer(config, weights, max_batch);
-  if (t == nullptr) return {};
-  absl::StatusOr<std::vector<float>> logits =
-      Prefill(*t, tokens, 0, Transformer::Logits::kAll);
-  EXPECT_TRUE(logits.ok()) << logits.status();
-  return logits.ok() ? *logits : std::vector<float>{};
+  return testing::AllLogits(config, weights, tokens, config.context_length, max_batch);
 }
 
 // All logits [n, vocab] from Forward calls of the given sizes (cycled), each asking for all

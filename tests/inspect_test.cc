@@ -7,6 +7,7 @@
 
 #include "gtest/gtest.h"
 #include "tests/test_env.h"
+#include "tests/test_util.h"
 #include "toyllm.h"
 #include "tools/attention_output.h"
 #include "tools/logit_lens.h"
@@ -125,11 +126,8 @@ TEST(inspect, GenerationCapturesTheSameMapsAsOnePassOverItsText) {
       AssembleMaps(once, AllOf(c.n_layers), AllOf(c.n_heads), ids, *l.tokenizer);
   ASSERT_TRUE(whole.ok()) << whole.status();
   ASSERT_EQ(stepwise->weights.size(), whole->weights.size());
-  float worst = 0.0f;
-  for (size_t i = 0; i < whole->weights.size(); ++i) {
-    worst = std::max(worst, std::fabs(stepwise->weights[i] - whole->weights[i]));
-  }
-  EXPECT_LT(worst, 1e-5) << "batched and step-by-step attention differ only by rounding";
+  EXPECT_LT(testing::MaxAbsDiff(stepwise->weights, whole->weights), 1e-5)
+      << "batched and step-by-step attention differ only by rounding";
 }
 
 // The lens at the last block is the model's own prediction: softmax of the logits.

@@ -1,7 +1,6 @@
 // The llama2.c reader (LoadModel) on the real stories260K checkpoint, on its version-1
 // re-export, and on broken files derived from it: every bad file must give a clean error
 // that names the file and the problem, never a crash or a huge allocation.
-#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -9,8 +8,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -18,9 +15,8 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "models/model_file.h"
-#include "runtime/generate.h"
-#include "runtime/transformer.h"
 #include "tests/test_env.h"
+#include "tests/test_util.h"
 
 namespace toyllm {
 namespace {
@@ -51,14 +47,6 @@ int32_t Field(const std::string& legacy, HeaderField field) {
 std::string WithField(std::string legacy, HeaderField field, int32_t value) {
   PutInt(legacy, field * sizeof(int32_t), value);
   return legacy;
-}
-
-std::string WriteFile(const std::string& dir, const std::string& name, const std::string& bytes) {
-  const std::string path = dir + "/" + name;
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  EXPECT_TRUE(out.good()) << path;
-  return path;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -182,27 +170,11 @@ std::string UntiedLegacy(const std::string& legacy) {
   return out;
 }
 
-// All logits of a short prompt, or an empty vector after reporting a failure.
-std::vector<float> Logits(const ModelFile& model) {
-  absl::StatusOr<std::unique_ptr<Transformer>> t =
-      Transformer::Create(model.config, model.weights, model.config.context_length);
-  EXPECT_TRUE(t.ok()) << t.status();
-  if (!t.ok()) return {};
-  const std::vector<int> tokens = {1, 403, 407, 261, 378, 500, 2, 0, 511, 77, 300, 1, 42};
-  absl::StatusOr<std::vector<float>> logits =
-      Prefill(**t, tokens, 0, Transformer::Logits::kAll);
-  EXPECT_TRUE(logits.ok()) << logits.status();
-  return logits.ok() ? *logits : std::vector<float>{};
-}
+// A short prompt, whose logits at every position are compared.
+const std::vector<int> kTokens = testing::MixedTokens(13);
 
 void ExpectSameConfig(const ModelConfig& a, const ModelConfig& b) {
-  EXPECT_EQ(a.dim, b.dim);
-  EXPECT_EQ(a.hidden_dim, b.hidden_dim);
-  EXPECT_EQ(a.n_layers, b.n_layers);
-  EXPECT_EQ(a.n_heads, b.n_heads);
-  EXPECT_EQ(a.n_kv_heads, b.n_kv_heads);
-  EXPECT_EQ(a.head_dim, b.head_dim);
-  EXPECT_EQ(a.vocab_size, b.vocab_size);
+  testing::ExpectSameDimensions(b, a);
   EXPECT_EQ(a.context_length, b.context_length);
 }
 
@@ -217,16 +189,13 @@ class llama2c_reader : public ::testing::Test {
     dir_ = testing::TempDir();
   }
 
-  // The copies of the model are a megabyte each: remove them, but only from a directory
-  // TempDir really created (it falls back to the shared temp folder itself).
-  void TearDown() override {
-    if (dir_.rfind(::testing::TempDir() + "toyllm_", 0) == 0) std::filesystem::remove_all(dir_);
-  }
+  // The copies of the model are a megabyte each: remove them.
+  void TearDown() override { testing::RemoveTempDir(dir_); }
 
   // Writes `bytes` as `name` in the temp dir and loads it.
   absl::StatusOr<std::unique_ptr<ModelFile>> Load(const std::string& name,
                                                   const std::string& bytes) {
-    return LoadModel(WriteFile(dir_, name, bytes));
+    return LoadModel(testing::WriteFile(dir_, name, bytes));
   }
 
   std::string path_;
@@ -280,9 +249,9 @@ TEST_F(llama2c_reader, UntiedLegacyClassifierGivesTheSameLogits) {
   EXPECT_FALSE((*untied)->config.tied_output);
   EXPECT_NE((*untied)->weights.output.data, (*untied)->weights.token_embedding.data);
   ExpectSameConfig((*tied)->config, (*untied)->config);
-  const std::vector<float> expected = Logits(**tied);
+  const std::vector<float> expected = testing::AllLogits(**tied, kTokens);
   ASSERT_FALSE(expected.empty());
-  EXPECT_EQ(Logits(**untied), expected);
+  EXPECT_EQ(testing::AllLogits(**untied, kTokens), expected);
 }
 
 TEST_F(llama2c_reader, Version1ExportGivesTheSameLogits) {
@@ -297,9 +266,9 @@ TEST_F(llama2c_reader, Version1ExportGivesTheSameLogits) {
     EXPECT_EQ((*v1)->config.tied_output, shared);
     ExpectSameConfig((*legacy)->config, (*v1)->config);
     // Same numbers in a different order: the logits must be bit-for-bit equal.
-    const std::vector<float> expected = Logits(**legacy);
+    const std::vector<float> expected = testing::AllLogits(**legacy, kTokens);
     ASSERT_FALSE(expected.empty());
-    EXPECT_EQ(Logits(**v1), expected);
+    EXPECT_EQ(testing::AllLogits(**v1, kTokens), expected);
   }
 }
 
@@ -324,52 +293,34 @@ TEST_F(llama2c_reader, Version2Int8ExportIsDequantizedByGroup) {
   EXPECT_LE(worst, largest / 254.0f * 1.0001f);
   EXPECT_EQ((*v2)->weights.layers[0].attn_norm[5], (*legacy)->weights.layers[0].attn_norm[5]);
   // The logits stay close to float32's.
-  const std::vector<float> expected = Logits(**legacy), actual = Logits(**v2);
+  const std::vector<float> expected = testing::AllLogits(**legacy, kTokens);
+  const std::vector<float> actual = testing::AllLogits(**v2, kTokens);
   ASSERT_EQ(actual.size(), expected.size());
-  float max_diff = 0.0f;
-  for (size_t i = 0; i < expected.size(); ++i) max_diff = std::max(max_diff, std::fabs(actual[i] - expected[i]));
-  EXPECT_LT(max_diff, 0.25f);
+  EXPECT_LT(testing::MaxAbsDiff(actual, expected), 0.25f);
 }
 
 // ---------------------------------------------------------------------------------------
 // Bad files. Each must fail with the file's path and these substrings in the message.
 
-void ExpectError(const absl::StatusOr<std::unique_ptr<ModelFile>>& result,
-                 const std::string& path, std::initializer_list<std::string> substrings) {
-  ASSERT_FALSE(result.ok()) << path << " loaded but should not";
-  const std::string message(result.status().message());
-  EXPECT_NE(message.find(path), std::string::npos) << "the path is not in: " << message;
-  for (const std::string& s : substrings) {
-    EXPECT_NE(message.find(s), std::string::npos) << "\"" << s << "\" not in: " << message;
-  }
-}
-
 // Loads `bytes` written as `name` and expects the error.
-#define EXPECT_LOAD_ERROR(name, bytes, ...)                   \
-  do {                                                        \
-    SCOPED_TRACE(name);                                       \
-    const std::string file = WriteFile(dir_, name, bytes);    \
-    ExpectError(LoadModel(file), file, {__VA_ARGS__});        \
+#define EXPECT_LOAD_ERROR(name, bytes, ...)                          \
+  do {                                                               \
+    SCOPED_TRACE(name);                                              \
+    const std::string file = testing::WriteFile(dir_, name, bytes);  \
+    testing::ExpectError(LoadModel(file), file, {__VA_ARGS__});      \
   } while (0)
-
-// Peak resident memory of this process; bad headers must not make the reader allocate.
-int64_t PeakRssKiB() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
 
 TEST_F(llama2c_reader, MissingEmptyOrNotAFile) {
   const std::string missing = dir_ + "/no_such_model.bin";
   absl::StatusOr<std::unique_ptr<ModelFile>> result = LoadModel(missing);
-  ExpectError(result, missing, {"cannot open", "No such file"});
+  testing::ExpectError(result, missing, {"cannot open", "No such file"});
   EXPECT_EQ(result.status().code(), absl::StatusCode::kNotFound);
 
   EXPECT_LOAD_ERROR("empty.bin", "", "empty");
 
   const std::string directory = dir_ + "/a_directory.bin";
   ASSERT_EQ(mkdir(directory.c_str(), 0755), 0);
-  ExpectError(LoadModel(directory), directory, {"not a regular file"});
+  testing::ExpectError(LoadModel(directory), directory, {"not a regular file"});
 }
 
 TEST_F(llama2c_reader, WrongLength) {
@@ -380,9 +331,9 @@ TEST_F(llama2c_reader, WrongLength) {
                     "too short for a llama2.c header");
   EXPECT_LOAD_ERROR("one_int.bin", legacy_.substr(0, 4), "4 bytes is too short");
   // One byte too many is no truncation, but still not the file the header describes.
-  const std::string file = WriteFile(dir_, "one_extra_byte.bin", legacy_ + '\0');
+  const std::string file = testing::WriteFile(dir_, "one_extra_byte.bin", legacy_ + '\0');
   absl::StatusOr<std::unique_ptr<ModelFile>> result = LoadModel(file);
-  ExpectError(result, file, {need, "the file has " + std::to_string(legacy_.size() + 1)});
+  testing::ExpectError(result, file, {need, "the file has " + std::to_string(legacy_.size() + 1)});
   EXPECT_EQ(result.status().message().find("truncated"), std::string::npos);
 }
 
@@ -415,7 +366,7 @@ TEST_F(llama2c_reader, ZeroOrNegativeSizes) {
 }
 
 TEST_F(llama2c_reader, AbsurdSizesFailWithoutAllocating) {
-  const int64_t rss_before = PeakRssKiB();
+  const int64_t rss_before = testing::PeakRssKiB();
   EXPECT_LOAD_ERROR("vocab_2_30.bin", WithField(legacy_, kVocab, 1 << 30),
                     "vocab_size = 1073741824 is outside");
   EXPECT_LOAD_ERROR("layers_2_30.bin", WithField(legacy_, kLayers, 1 << 30),
@@ -437,16 +388,16 @@ TEST_F(llama2c_reader, AbsurdSizesFailWithoutAllocating) {
   EXPECT_LOAD_ERROR("vocab_4m.bin", WithField(legacy_, kVocab, 1 << 22), "truncated");
   // Garbage throughout: every field 0xffffffff (-1).
   EXPECT_LOAD_ERROR("all_ones.bin", std::string(4096, '\xff'), "bad header");
-  EXPECT_LT(PeakRssKiB() - rss_before, 64 * 1024) << "KiB of peak memory for bad headers";
+  EXPECT_LT(testing::PeakRssKiB() - rss_before, 64 * 1024) << "KiB of peak memory for bad headers";
 }
 
 TEST_F(llama2c_reader, BadVersion1Files) {
   const std::string v1 = LegacyToVersion1(legacy_, true);
   std::string version3 = v1;
   PutInt(version3, kV1VersionOffset, 3);
-  const std::string file = WriteFile(dir_, "version3.bin", version3);
+  const std::string file = testing::WriteFile(dir_, "version3.bin", version3);
   absl::StatusOr<std::unique_ptr<ModelFile>> result = LoadModel(file);
-  ExpectError(result, file, {"version 3", "not supported"});
+  testing::ExpectError(result, file, {"version 3", "not supported"});
   EXPECT_EQ(result.status().code(), absl::StatusCode::kUnimplemented);
 
   EXPECT_LOAD_ERROR("v1_short_by_one.bin", v1.substr(0, v1.size() - 1), "truncated");

@@ -2,12 +2,9 @@
 // by tools/testdata/make_pt_checkpoint.py with Debian's PyTorch, which must compute what
 // the llama2.c file computes; and hand-built archives and pickles, good and bad, where every
 // bad one must fail with an error naming the file, never crash.
-#include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <iostream>
 #include <string>
@@ -17,9 +14,8 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "models/model_file.h"
-#include "runtime/generate.h"
-#include "runtime/transformer.h"
 #include "tests/test_env.h"
+#include "tests/test_util.h"
 
 namespace toyllm {
 namespace {
@@ -27,62 +23,20 @@ namespace {
 // ---------------------------------------------------------------------------------------
 // Shared helpers.
 
-std::string WriteFile(const std::string& dir, const std::string& name, const std::string& bytes) {
-  const std::string path = dir + "/" + name;
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  EXPECT_TRUE(out.good()) << path;
-  return path;
-}
-
-// All logits of a short prompt, or an empty vector after reporting a failure.
-std::vector<float> Logits(const ModelFile& model) {
-  absl::StatusOr<std::unique_ptr<Transformer>> t =
-      Transformer::Create(model.config, model.weights, model.config.context_length);
-  EXPECT_TRUE(t.ok()) << t.status();
-  if (!t.ok()) return {};
-  const std::vector<int> tokens = {1, 403, 407, 261, 378, 500, 2, 0, 511, 77, 300, 1, 42};
-  absl::StatusOr<std::vector<float>> logits = Prefill(**t, tokens, 0, Transformer::Logits::kAll);
-  EXPECT_TRUE(logits.ok()) << logits.status();
-  return logits.ok() ? *logits : std::vector<float>{};
-}
-
-float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  float worst = 0.0f;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
-    worst = std::max(worst, std::fabs(a[i] - b[i]));
-  return worst;
-}
+// A short prompt, whose logits at every position are compared.
+const std::vector<int> kTokens = testing::MixedTokens(13);
 
 void ExpectSameShape(const ModelConfig& a, const ModelConfig& b) {
-  EXPECT_EQ(a.dim, b.dim);
-  EXPECT_EQ(a.hidden_dim, b.hidden_dim);
-  EXPECT_EQ(a.n_layers, b.n_layers);
-  EXPECT_EQ(a.n_heads, b.n_heads);
-  EXPECT_EQ(a.n_kv_heads, b.n_kv_heads);
-  EXPECT_EQ(a.head_dim, b.head_dim);
-  EXPECT_EQ(a.vocab_size, b.vocab_size);
+  testing::ExpectSameDimensions(a, b);
   EXPECT_FLOAT_EQ(a.norm_eps, b.norm_eps);
   EXPECT_FLOAT_EQ(a.rope_theta, b.rope_theta);
   EXPECT_EQ(a.rope_layout, b.rope_layout);
 }
 
-// The load fails with the file's path and these substrings in its message.
-void ExpectError(const std::string& path, std::initializer_list<std::string> substrings) {
+// Loading `path` fails with the file's path and these substrings in its message.
+void ExpectError(const std::string& path, const std::vector<std::string>& substrings) {
   SCOPED_TRACE(path);
-  absl::StatusOr<std::unique_ptr<ModelFile>> result = LoadModel(path);
-  ASSERT_FALSE(result.ok()) << path << " loaded but should not";
-  const std::string message(result.status().message());
-  EXPECT_NE(message.find(path), std::string::npos) << "the path is not in: " << message;
-  for (const std::string& s : substrings) {
-    EXPECT_NE(message.find(s), std::string::npos) << "\"" << s << "\" not in: " << message;
-  }
-}
-
-// Removes a directory TempDir made (never the shared temp folder it falls back to).
-void RemoveTempDir(const std::string& dir) {
-  if (dir.rfind(::testing::TempDir() + "toyllm_", 0) == 0) std::filesystem::remove_all(dir);
+  testing::ExpectError(LoadModel(path), path, substrings);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -94,7 +48,7 @@ constexpr char kPython[] = "/usr/bin/python3";  // Debian's, where python3-torch
 struct Checkpoints {
   bool torch_missing = false;
   std::string dir;  // "" when they could not be made
-  ~Checkpoints() { RemoveTempDir(dir); }
+  ~Checkpoints() { testing::RemoveTempDir(dir); }
 };
 
 const Checkpoints& MadeCheckpoints(const std::string& legacy) {
@@ -136,7 +90,7 @@ class pytorch_checkpoint : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<ModelFile>> legacy = LoadModel(legacy_path);
     ASSERT_TRUE(legacy.ok()) << legacy.status();
     legacy_ = *std::move(legacy);
-    expected_ = Logits(*legacy_);
+    expected_ = testing::AllLogits(*legacy_, kTokens);
     ASSERT_FALSE(expected_.empty());
   }
 
@@ -161,7 +115,7 @@ TEST_F(pytorch_checkpoint, TrainPyFloat32GivesExactlyTheSameLogits) {
   EXPECT_TRUE(model->config.tied_output);
   EXPECT_EQ(model->weights.output.data, model->weights.token_embedding.data);
   EXPECT_TRUE(model->converted.empty());
-  EXPECT_EQ(Logits(*model), expected_);
+  EXPECT_EQ(testing::AllLogits(*model, kTokens), expected_);
 }
 
 TEST_F(pytorch_checkpoint, TrainPyBfloat16IsClose) {
@@ -172,7 +126,7 @@ TEST_F(pytorch_checkpoint, TrainPyBfloat16IsClose) {
   EXPECT_TRUE(model->config.tied_output);
   // bfloat16 keeps 8 significant bits (relative error up to 2^-9 per weight); over these
   // 13 positions the logits measured 0.087 off at most, so 0.25 leaves room.
-  const float diff = MaxAbsDiff(Logits(*model), expected_);
+  const float diff = testing::MaxAbsDiff(testing::AllLogits(*model, kTokens), expected_);
   std::cout << "bfloat16: max |logit difference| = " << diff << "\n";
   EXPECT_GT(diff, 0.0f);
   EXPECT_LT(diff, 0.25f);
@@ -192,13 +146,13 @@ TEST_F(pytorch_checkpoint, BareStateDictTakesNHeadsFromParamsJson) {
   EXPECT_FALSE(model->config.tied_output);
   EXPECT_NE(model->weights.output.data, model->weights.token_embedding.data);
   EXPECT_EQ(model->tokenizer_model, testing::ReadFile(tokenizer));
-  EXPECT_EQ(Logits(*model), expected_);
+  EXPECT_EQ(testing::AllLogits(*model, kTokens), expected_);
 
   std::unique_ptr<ModelFile> half = Load("bare/consolidated.f16.pth");
   ASSERT_NE(half, nullptr);
   EXPECT_EQ(half->format, "PyTorch checkpoint (float16; context length unknown, assumed 2048)");
   // float16 keeps 11 significant bits: measured 0.017 off at most.
-  const float diff = MaxAbsDiff(Logits(*half), expected_);
+  const float diff = testing::MaxAbsDiff(testing::AllLogits(*half, kTokens), expected_);
   std::cout << "float16: max |logit difference| = " << diff << "\n";
   EXPECT_LT(diff, 0.05f);
 }
@@ -208,14 +162,14 @@ TEST_F(pytorch_checkpoint, BareStateDictWithoutParamsJsonHasNoHeadCount) {
   const std::string path = lonely + "/consolidated.00.pth";
   std::filesystem::copy_file(dir_ + "/bare/consolidated.00.pth", path);
   ExpectError(path, {"n_heads is unknown"});
-  RemoveTempDir(lonely);
+  testing::RemoveTempDir(lonely);
 }
 
 TEST_F(pytorch_checkpoint, TruncatedCheckpoint) {
   const std::string bytes = testing::ReadFile(dir_ + "/train_f32.pt");
   ASSERT_FALSE(bytes.empty());
   for (size_t size : {bytes.size() - 1, bytes.size() / 2, size_t{100}}) {
-    ExpectError(WriteFile(dir_, "truncated.pt", bytes.substr(0, size)), {"truncated"});
+    ExpectError(testing::WriteFile(dir_, "truncated.pt", bytes.substr(0, size)), {"truncated"});
   }
 }
 
@@ -372,10 +326,10 @@ std::string PickleOnly(const std::string& pickle) {
 class pytorch_reader : public ::testing::Test {
  protected:
   void SetUp() override { dir_ = testing::TempDir(); }
-  void TearDown() override { RemoveTempDir(dir_); }
+  void TearDown() override { testing::RemoveTempDir(dir_); }
 
   std::string Write(const std::string& name, const std::string& bytes) {
-    return WriteFile(dir_, name, bytes);
+    return testing::WriteFile(dir_, name, bytes);
   }
 
   std::string dir_;

@@ -3,14 +3,10 @@
 // layout) in F32, BF16 and two shards must compute what the llama2.c file computes, and
 // convert to GGUF without loss. Broken files and configs must give clean errors naming the
 // file and the problem.
-#include <sys/resource.h>
-
 #include <algorithm>
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <random>
 #include <string>
@@ -25,9 +21,8 @@
 #include "models/llama_gguf_export.h"
 #include "models/model_file.h"
 #include "models/tensor_convert.h"
-#include "runtime/generate.h"
-#include "runtime/transformer.h"
 #include "tests/test_env.h"
+#include "tests/test_util.h"
 #include "tokenizer/load_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -36,38 +31,8 @@ namespace {
 
 using ModelOr = absl::StatusOr<std::unique_ptr<ModelFile>>;
 
-std::string WriteFile(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  EXPECT_TRUE(out.good()) << path;
-  return path;
-}
-
-const std::vector<int> kTokens = {1,   403, 407, 261, 378, 500, 2,  0,  511, 77,
-                                  300, 1,   42,  256, 13,  99,  450, 3, 128, 64};
-
-std::vector<float> AllLogits(const ModelFile& model) {
-  absl::StatusOr<std::unique_ptr<Transformer>> t =
-      Transformer::Create(model.config, model.weights, model.config.context_length);
-  EXPECT_TRUE(t.ok()) << t.status();
-  if (!t.ok()) return {};
-  absl::StatusOr<std::vector<float>> logits = Prefill(**t, kTokens, 0, Transformer::Logits::kAll);
-  EXPECT_TRUE(logits.ok()) << logits.status();
-  return logits.ok() ? *logits : std::vector<float>{};
-}
-
-float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  float worst = 0.0f;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]));
-  return worst;
-}
-
-int64_t PeakRssKiB() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
+// The logits compared below are those of every position of these twenty tokens.
+const std::vector<int> kTokens = testing::MixedTokens();
 
 // ---------------------------------------------------------------------------------------
 // Writing Hugging Face checkpoints.
@@ -187,25 +152,25 @@ void WriteHfDirectory(const std::string& dir, const std::string& config,
                       const std::vector<StTensor>& tensors, const std::string& tokenizer_model,
                       bool shards = false) {
   std::filesystem::create_directories(dir);
-  WriteFile(dir + "/config.json", config);
-  if (!tokenizer_model.empty()) WriteFile(dir + "/tokenizer.model", tokenizer_model);
+  testing::WriteFile(dir + "/config.json", config);
+  if (!tokenizer_model.empty()) testing::WriteFile(dir + "/tokenizer.model", tokenizer_model);
   if (!shards) {
-    WriteFile(dir + "/model.safetensors", SafetensorsBytes(tensors));
+    testing::WriteFile(dir + "/model.safetensors", SafetensorsBytes(tensors));
     return;
   }
   const size_t half = tensors.size() / 2;
   const std::vector<StTensor> first(tensors.begin(), tensors.begin() + half);
   const std::vector<StTensor> second(tensors.begin() + half, tensors.end());
   const char* names[2] = {"model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"};
-  WriteFile(dir + "/" + names[0], SafetensorsBytes(first));
-  WriteFile(dir + "/" + names[1], SafetensorsBytes(second));
+  testing::WriteFile(dir + "/" + names[0], SafetensorsBytes(first));
+  testing::WriteFile(dir + "/" + names[1], SafetensorsBytes(second));
   uint64_t total = 0;
   std::vector<std::string> map;
   for (size_t i = 0; i < tensors.size(); ++i) {
     total += tensors[i].data.size();
     map.push_back(absl::StrCat("    \"", tensors[i].name, "\": \"", names[i < half ? 0 : 1], "\""));
   }
-  WriteFile(dir + "/model.safetensors.index.json",
+  testing::WriteFile(dir + "/model.safetensors.index.json",
             absl::StrCat("{\n  \"metadata\": {\"total_size\": ", total, "},\n  \"weight_map\": {\n",
                          absl::StrJoin(map, ",\n"), "\n  }\n}\n"));
 }
@@ -224,9 +189,7 @@ class safetensors : public ::testing::Test {
     bin_ = *std::move(model);
     dir_ = testing::TempDir();
   }
-  void TearDown() override {
-    if (dir_.rfind(::testing::TempDir() + "toyllm_", 0) == 0) std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { testing::RemoveTempDir(dir_); }
 
   // stories260K as a Hugging Face directory `name` under the temp dir.
   std::string Export(const std::string& name, const std::string& dtype, bool shards = false,
@@ -248,13 +211,7 @@ TEST_F(safetensors, F32CheckpointComputesWhatTheBinComputes) {
   EXPECT_EQ((*hf)->format, "Hugging Face safetensors (1 file)");
   const ModelConfig& a = bin_->config;
   const ModelConfig& b = (*hf)->config;
-  EXPECT_EQ(b.dim, a.dim);
-  EXPECT_EQ(b.hidden_dim, a.hidden_dim);
-  EXPECT_EQ(b.n_layers, a.n_layers);
-  EXPECT_EQ(b.n_heads, a.n_heads);
-  EXPECT_EQ(b.n_kv_heads, a.n_kv_heads);
-  EXPECT_EQ(b.head_dim, a.head_dim);
-  EXPECT_EQ(b.vocab_size, a.vocab_size);
+  testing::ExpectSameDimensions(b, a);
   EXPECT_EQ(b.context_length, 512);
   EXPECT_TRUE(b.tied_output);
   EXPECT_FLOAT_EQ(b.norm_eps, 1e-5f);
@@ -269,9 +226,9 @@ TEST_F(safetensors, F32CheckpointComputesWhatTheBinComputes) {
   }
   EXPECT_EQ((*hf)->tokenizer_model, testing::ReadFile(tok_));
 
-  const std::vector<float> expected = AllLogits(*bin_);
+  const std::vector<float> expected = testing::AllLogits(*bin_, kTokens);
   ASSERT_EQ(expected.size(), kTokens.size() * 512);
-  EXPECT_LE(MaxAbsDiff(AllLogits(**hf), expected), 1e-5f);
+  EXPECT_LE(testing::MaxAbsDiff(testing::AllLogits(**hf, kTokens), expected), 1e-5f);
 }
 
 TEST_F(safetensors, UnalignedTensorDataIsReadToo) {
@@ -279,13 +236,13 @@ TEST_F(safetensors, UnalignedTensorDataIsReadToo) {
   // at an odd address, which the reader must copy instead of viewing in place.
   const std::string dir = dir_ + "/unaligned";
   WriteHfDirectory(dir, ConfigJson(bin_->config, "F32"), {}, "");
-  WriteFile(dir + "/model.safetensors", SafetensorsBytes(HfTensors(*bin_, "F32"), /*extra_spaces=*/1));
+  testing::WriteFile(dir + "/model.safetensors", SafetensorsBytes(HfTensors(*bin_, "F32"), /*extra_spaces=*/1));
   ModelOr hf = LoadModel(dir);
   ASSERT_TRUE(hf.ok()) << hf.status();
   uint64_t header_bytes;
   std::memcpy(&header_bytes, (*hf)->mappings[0]->data(), 8);
   EXPECT_EQ((8 + header_bytes) % 8, 1u) << "the tensor data starts at an odd offset";
-  EXPECT_LE(MaxAbsDiff(AllLogits(**hf), AllLogits(*bin_)), 1e-5f);
+  EXPECT_LE(testing::MaxAbsDiff(testing::AllLogits(**hf, kTokens), testing::AllLogits(*bin_, kTokens)), 1e-5f);
 }
 
 TEST_F(safetensors, UnpermutedQAndKWouldBeWrong) {
@@ -293,13 +250,13 @@ TEST_F(safetensors, UnpermutedQAndKWouldBeWrong) {
   // test above does check the layout.
   ModelOr hf = LoadModel(Export("unpermuted", "F32", false, /*permute=*/false));
   ASSERT_TRUE(hf.ok()) << hf.status();
-  EXPECT_GT(MaxAbsDiff(AllLogits(**hf), AllLogits(*bin_)), 0.1f);
+  EXPECT_GT(testing::MaxAbsDiff(testing::AllLogits(**hf, kTokens), testing::AllLogits(*bin_, kTokens)), 0.1f);
 }
 
 TEST_F(safetensors, Bf16CheckpointIsClose) {
   ModelOr hf = LoadModel(Export("bf16", "BF16"));
   ASSERT_TRUE(hf.ok()) << hf.status();
-  const float diff = MaxAbsDiff(AllLogits(**hf), AllLogits(*bin_));
+  const float diff = testing::MaxAbsDiff(testing::AllLogits(**hf, kTokens), testing::AllLogits(*bin_, kTokens));
   // Measured: 0.0866 (everything in bf16, norms included). Bound about 2.3x.
   std::cerr << "bf16 checkpoint: max abs logit difference " << diff << "\n";
   EXPECT_GT(diff, 0.0f);
@@ -313,9 +270,9 @@ TEST_F(safetensors, ShardedCheckpointEqualsTheSingleFile) {
   ASSERT_TRUE(sharded.ok()) << sharded.status();
   EXPECT_EQ((*sharded)->format, "Hugging Face safetensors (2 files)");
   EXPECT_EQ((*sharded)->mappings.size(), 2u);
-  const std::vector<float> expected = AllLogits(**single);
+  const std::vector<float> expected = testing::AllLogits(**single, kTokens);
   ASSERT_FALSE(expected.empty());
-  EXPECT_EQ(AllLogits(**sharded), expected);
+  EXPECT_EQ(testing::AllLogits(**sharded, kTokens), expected);
 }
 
 TEST_F(safetensors, ConvertsToGgufWithoutLoss) {
@@ -332,11 +289,11 @@ TEST_F(safetensors, ConvertsToGgufWithoutLoss) {
   ModelOr gguf = LoadModel(path);
   ASSERT_TRUE(gguf.ok()) << gguf.status();
   EXPECT_EQ((*gguf)->config.n_kv_heads, 4);
-  const std::vector<float> expected = AllLogits(**hf);
+  const std::vector<float> expected = testing::AllLogits(**hf, kTokens);
   ASSERT_FALSE(expected.empty());
-  EXPECT_EQ(AllLogits(**gguf), expected);
+  EXPECT_EQ(testing::AllLogits(**gguf, kTokens), expected);
   // And so what the llama2.c file computes.
-  EXPECT_LE(MaxAbsDiff(AllLogits(**gguf), AllLogits(*bin_)), 1e-5f);
+  EXPECT_LE(testing::MaxAbsDiff(testing::AllLogits(**gguf, kTokens), testing::AllLogits(*bin_, kTokens)), 1e-5f);
 }
 
 TEST(safetensors_permutation, UnpermuteInvertsHuggingFacesPermutation) {
@@ -367,15 +324,12 @@ TEST(safetensors_permutation, UnpermuteInvertsHuggingFacesPermutation) {
 // ---------------------------------------------------------------------------------------
 // Broken files.
 
-void ExpectError(const ModelOr& result, const std::string& path,
-                 std::initializer_list<std::string> substrings) {
-  ASSERT_FALSE(result.ok()) << path << " loaded but should not";
-  const std::string message(result.status().message());
-  EXPECT_NE(message.find(path), std::string::npos) << "the path is not in: " << message;
-  for (const std::string& s : substrings) {
-    EXPECT_NE(message.find(s), std::string::npos) << "\"" << s << "\" not in: " << message;
-  }
-  std::cerr << "  " << message << "\n";
+// `text` with its first `from` replaced by `to`; a `from` it lacks fails the test.
+std::string ReplacedOnce(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
 }
 
 // A safetensors file's start: the header length, then the header as given.
@@ -388,15 +342,15 @@ TEST_F(safetensors, CorruptedSafetensorsFailCleanly) {
   const std::string config = ConfigJson(bin_->config, "F32");
   const std::vector<StTensor> tensors = HfTensors(*bin_, "F32");
   const std::string good = SafetensorsBytes(tensors);
-  const int64_t rss_before = PeakRssKiB();
+  const int64_t rss_before = testing::PeakRssKiB();
   int n = 0;
   // Writes the directory with `bytes` as model.safetensors and loads it.
   const auto load = [&](const std::string& bytes, std::initializer_list<std::string> phrases) {
     const std::string dir = absl::StrCat(dir_, "/bad", n++);
     WriteHfDirectory(dir, config, {}, "");
-    const std::string file = WriteFile(dir + "/model.safetensors", bytes);
+    const std::string file = testing::WriteFile(dir + "/model.safetensors", bytes);
     SCOPED_TRACE(file);
-    ExpectError(LoadModel(dir), file, phrases);
+    testing::ExpectError(LoadModel(dir), file, phrases);
   };
 
   load(good.substr(0, 5), {"bad safetensors", "shorter than its 8-byte header length"});
@@ -439,7 +393,7 @@ TEST_F(safetensors, CorruptedSafetensorsFailCleanly) {
   load(good.substr(0, good.size() - 1),
        {"tensor 'model.norm.weight' has data_offsets [1039872, 1040128] outside the 1040127-byte buffer "
         "(truncated?)"});
-  EXPECT_LT(PeakRssKiB() - rss_before, 64 * 1024) << "KiB of peak memory for bad files";
+  EXPECT_LT(testing::PeakRssKiB() - rss_before, 64 * 1024) << "KiB of peak memory for bad files";
 }
 
 TEST_F(safetensors, WrongTensorsFailCleanly) {
@@ -448,7 +402,7 @@ TEST_F(safetensors, WrongTensorsFailCleanly) {
   const auto load = [&](const std::vector<StTensor>& tensors, std::initializer_list<std::string> phrases) {
     const std::string dir = absl::StrCat(dir_, "/wrong", n++);
     WriteHfDirectory(dir, config, tensors, "");
-    ExpectError(LoadModel(dir), dir, phrases);
+    testing::ExpectError(LoadModel(dir), dir, phrases);
   };
   std::vector<StTensor> t = HfTensors(*bin_, "F32");
   t.pop_back();  // model.norm.weight
@@ -462,7 +416,7 @@ TEST_F(safetensors, WrongTensorsFailCleanly) {
   const std::string no_weights = dir_ + "/no_weights";
   WriteHfDirectory(no_weights, config, {}, "");
   std::filesystem::remove(no_weights + "/model.safetensors");
-  ExpectError(LoadModel(no_weights), no_weights + "/model.safetensors", {"cannot open", "No such file"});
+  testing::ExpectError(LoadModel(no_weights), no_weights + "/model.safetensors", {"cannot open", "No such file"});
 }
 
 TEST_F(safetensors, BadConfigsFailCleanly) {
@@ -476,15 +430,11 @@ TEST_F(safetensors, BadConfigsFailCleanly) {
     if (config.empty()) std::filesystem::remove(dir + "/config.json");
     SCOPED_TRACE(config);
     const ModelOr result = LoadModel(dir);
-    ExpectError(result, dir, phrases);
+    testing::ExpectError(result, dir, phrases);
     EXPECT_EQ(result.status().code(), code);
   };
   const auto with = [&good](const std::string& from, const std::string& to) {
-    std::string config = good;
-    const size_t at = config.find(from);
-    EXPECT_NE(at, std::string::npos) << from;
-    if (at != std::string::npos) config.replace(at, from.size(), to);
-    return config;
+    return ReplacedOnce(good, from, to);
   };
   load("", {"a directory without config.json"});
   load("{\"hidden_size\": 64,", {"config.json: not a JSON object"});
@@ -520,29 +470,27 @@ TEST_F(safetensors, BadShardIndexesFailCleanly) {
   const std::string index = testing::ReadFile(index_path);
   ASSERT_FALSE(index.empty());
   const auto replace = [&index](const std::string& from, const std::string& to) {
-    std::string out = index;
-    const size_t at = out.find(from);
-    EXPECT_NE(at, std::string::npos);
-    if (at != std::string::npos) out.replace(at, from.size(), to);
-    return out;
+    return ReplacedOnce(index, from, to);
   };
 
-  WriteFile(index_path, replace("\"model-00002-of-00002.safetensors\"", "\"../model-00002-of-00002.safetensors\""));
-  ExpectError(LoadModel(dir), index_path, {"names no shard file in the directory"});
-  WriteFile(index_path, replace("\"model-00002-of-00002.safetensors\"", "\"/etc/passwd\""));
-  ExpectError(LoadModel(dir), index_path, {"names no shard file in the directory"});
-  WriteFile(index_path, replace("\"model-00002-of-00002.safetensors\"", "7"));
-  ExpectError(LoadModel(dir), index_path, {"names no shard file in the directory"});
-  WriteFile(index_path, replace("\"model-00002-of-00002.safetensors\"", "\"model-00003-of-00002.safetensors\""));
-  ExpectError(LoadModel(dir), dir + "/model-00003-of-00002.safetensors", {"cannot open", "No such file"});
-  WriteFile(index_path, replace("\"weight_map\"", "\"weights\""));
-  ExpectError(LoadModel(dir), index_path, {"no weight_map object"});
-  WriteFile(index_path, "{ not json");
-  ExpectError(LoadModel(dir), index_path, {"not a JSON object"});
+  testing::WriteFile(index_path,
+                     replace("\"model-00002-of-00002.safetensors\"", "\"../model-00002-of-00002.safetensors\""));
+  testing::ExpectError(LoadModel(dir), index_path, {"names no shard file in the directory"});
+  testing::WriteFile(index_path, replace("\"model-00002-of-00002.safetensors\"", "\"/etc/passwd\""));
+  testing::ExpectError(LoadModel(dir), index_path, {"names no shard file in the directory"});
+  testing::WriteFile(index_path, replace("\"model-00002-of-00002.safetensors\"", "7"));
+  testing::ExpectError(LoadModel(dir), index_path, {"names no shard file in the directory"});
+  testing::WriteFile(index_path,
+                     replace("\"model-00002-of-00002.safetensors\"", "\"model-00003-of-00002.safetensors\""));
+  testing::ExpectError(LoadModel(dir), dir + "/model-00003-of-00002.safetensors", {"cannot open", "No such file"});
+  testing::WriteFile(index_path, replace("\"weight_map\"", "\"weights\""));
+  testing::ExpectError(LoadModel(dir), index_path, {"no weight_map object"});
+  testing::WriteFile(index_path, "{ not json");
+  testing::ExpectError(LoadModel(dir), index_path, {"not a JSON object"});
   // A shard the index names but the directory lacks.
-  WriteFile(index_path, index);
+  testing::WriteFile(index_path, index);
   std::filesystem::remove(dir + "/model-00001-of-00002.safetensors");
-  ExpectError(LoadModel(dir), dir + "/model-00001-of-00002.safetensors", {"cannot open"});
+  testing::ExpectError(LoadModel(dir), dir + "/model-00001-of-00002.safetensors", {"cannot open"});
 }
 
 }  // namespace
