@@ -1,5 +1,6 @@
 #include "models/gguf_file.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <set>
@@ -253,6 +254,23 @@ absl::StatusOr<GgufFile> GgufFile::Parse(const MappedFile& file) {
           ") runs past the end of the file (", file.size(), " bytes; truncated?)"));
     }
     t.data = file.data() + data_start + offsets[i];
+  }
+  // Writers lay tensors out one after another (llama.cpp's reader insists on it). Tensors
+  // sharing bytes would let a small file describe a model many times its size, which
+  // converting to float32 would then allocate, copy by copy.
+  std::vector<uint64_t> order(n_tensors);
+  for (uint64_t i = 0; i < n_tensors; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint64_t a, uint64_t b) { return offsets[a] < offsets[b]; });
+  for (uint64_t i = 1; i < n_tensors; ++i) {
+    const GgufTensor& before = gguf.tensors_[order[i - 1]];
+    const GgufTensor& t = gguf.tensors_[order[i]];
+    if (offsets[order[i]] - offsets[order[i - 1]] < before.bytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          file.path(), ": bad GGUF: tensor '", t.name, "' at data offset ", offsets[order[i]],
+          " overlaps tensor '", before.name, "' (", before.bytes, " bytes at data offset ",
+          offsets[order[i - 1]], ")"));
+    }
   }
   return gguf;
 }

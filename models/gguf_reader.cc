@@ -226,6 +226,16 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadGguf(std::unique_ptr<MappedFile> 
     return absl::InvalidArgumentError(absl::StrCat(file->path(), ": bad metadata: ", s.message()));
   }
 
+  // TensorMapper copies every tensor but aligned float32 ones to float32.
+  int64_t converted_bytes = 0;
+  for (const GgufTensor& t : gguf->tensors()) {
+    if (t.type == GgmlType::kF32 && reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0) continue;
+    int64_t n = sizeof(float);
+    for (int64_t d : t.dims) n *= d;
+    converted_bytes += n;  // Parse bounds the tensors, which do not overlap, by the file
+  }
+  if (absl::Status s = CheckConversionFits(converted_bytes, file->path()); !s.ok()) return s;
+
   auto model = std::make_unique<ModelFile>();
   model->format = absl::StrCat("GGUF v", gguf->version(), " (llama)");
   model->config = *config;

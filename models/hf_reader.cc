@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "models/safetensors_file.h"
 #include "models/tensor_convert.h"
@@ -163,6 +164,22 @@ class HfTensors {
 
   bool Has(const std::string& name) const { return tensors_.count(name) > 0; }
 
+  // The bytes Floats may copy: every tensor that is not aligned float32, and Q and K,
+  // which are un-permuted. Parse keeps each file's tensors apart, so this is at most
+  // twice the files' size.
+  int64_t ConvertedBytes() const {
+    int64_t bytes = 0;
+    for (const auto& [name, t] : tensors_) {
+      const bool permuted = absl::EndsWith(name, "q_proj.weight") || absl::EndsWith(name, "k_proj.weight");
+      const bool aligned = reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
+      if (t.dtype == "F32" && aligned && !permuted) continue;
+      int64_t n = sizeof(float);
+      for (int64_t d : t.shape) n *= d;
+      bytes += n;
+    }
+    return bytes;
+  }
+
   // A tensor of exactly `shape` (PyTorch order) as float32; Q and K rows are un-permuted
   // when `rope_heads` > 0.
   absl::StatusOr<const float*> Floats(const std::string& name, std::vector<int64_t> shape,
@@ -281,6 +298,7 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadHfDirectory(const std::string& di
   if (absl::Status s = tensors.Open(*shards); !s.ok()) return s;
   // Some checkpoints store lm_head although config.json says tied; then it is used.
   if (model->config.tied_output && tensors.Has("lm_head.weight")) model->config.tied_output = false;
+  if (absl::Status s = CheckConversionFits(tensors.ConvertedBytes(), dir); !s.ok()) return s;
   if (absl::Status s = MapWeights(tensors, *model); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<MappedFile>> tokenizer = MappedFile::Open(dir + "/tokenizer.model");
   if (tokenizer.ok()) {

@@ -187,6 +187,11 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadVersioned(std::unique_ptr<MappedF
       (version == 1 ? matrices * int64_t{sizeof(float)}
                     : matrices + matrices / group_size * int64_t{sizeof(float)});
   if (absl::Status s = CheckSize(*file, expected); !s.ok()) return s;
+  if (version == 2) {  // the int8 matrices are dequantized
+    if (absl::Status s = CheckConversionFits(matrices * int64_t{sizeof(float)}, file->path()); !s.ok()) {
+      return s;
+    }
+  }
 
   auto model = std::make_unique<ModelFile>();
   model->format = version == 1 ? "llama2.c version 1 (float32)"

@@ -1,9 +1,11 @@
 #include "models/model_file.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
 #include "models/gguf_file.h"
@@ -14,6 +16,14 @@
 #include "models/zip_archive.h"
 
 namespace toyllm {
+
+absl::Status CheckConversionFits(int64_t bytes, const std::string& path) {
+  const int64_t memory = int64_t{sysconf(_SC_PHYS_PAGES)} * sysconf(_SC_PAGE_SIZE);
+  if (bytes <= memory) return absl::OkStatus();
+  return absl::ResourceExhaustedError(absl::StrCat(
+      path, ": the weights need ", bytes >> 20, " MiB as float32, more than this machine's ",
+      memory >> 20, " MiB of memory"));
+}
 
 absl::StatusOr<std::unique_ptr<ModelFile>> LoadModel(const std::string& path) {
   struct stat st;
@@ -28,6 +38,10 @@ absl::StatusOr<std::unique_ptr<ModelFile>> LoadModel(const std::string& path) {
   if ((*file)->size() >= sizeof(magic)) std::memcpy(&magic, (*file)->data(), sizeof(magic));
   if (magic == kGgufMagic) return ReadGguf(*std::move(file));
   if (magic == kZipMagic) return ReadPytorchCheckpoint(path);  // torch.save's ZIP format
+  // A file named .gguf without the magic is a damaged GGUF, not a llama2.c checkpoint.
+  if (absl::EndsWith(path, ".gguf")) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": bad GGUF: the file does not start with 'GGUF'"));
+  }
   // llama2.c's legacy format has no magic number, so it is what remains when none matches.
   return ReadLlama2c(*std::move(file));
 }

@@ -35,6 +35,12 @@ struct ModelFile {
   std::vector<Tensor> tensors;
 };
 
+// Fails, naming `path` and both sizes, when float32 copies of `bytes` (weights stored as
+// f16, bf16, q8_0 or int8, which take two to four times their size as float32) would not
+// fit in this machine's physical memory. Readers call it with the total before making the
+// first copy, so that a model too large is refused instead of being killed part-way.
+absl::Status CheckConversionFits(int64_t bytes, const std::string& path);
+
 // Opens a model in any supported format: a GGUF or llama2.c file, or a Hugging Face
 // directory. Every size is checked against the file's
 // length before a weight view is made; errors name the file and the problem.

@@ -182,6 +182,25 @@ class CheckpointTensors {
     return t;
   }
 
+  // The bytes Floats may copy: every row-major tensor (Floats refuses others) that is not
+  // aligned float32. Tensors may share a storage, so the sum saturates.
+  int64_t ConvertedBytes() const {
+    int64_t bytes = 0;
+    for (const auto& [name, t] : tensors_) {
+      const bool aligned = reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
+      const std::vector<int64_t>& shape = t.view.shape;
+      if ((t.view.storage.dtype == GgmlType::kF32 && aligned) || !IsRowMajor(t.view) ||
+          std::count(shape.begin(), shape.end(), 0) > 0) {
+        continue;
+      }
+      // Without a zero, a row-major view's elements are its span, which Locate checked.
+      int64_t n = sizeof(float);
+      for (int64_t d : shape) n *= d;
+      bytes = n > INT64_MAX - bytes ? INT64_MAX : bytes + n;
+    }
+    return bytes;
+  }
+
   // Distinct N of the "layers.N." tensors.
   int LayerCount() const {
     std::set<int> layers;
@@ -432,6 +451,7 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadPytorchCheckpoint(const std::stri
   auto model = std::make_unique<ModelFile>();
   CheckpointTensors tensors(*model, path);
   if (absl::Status s = tensors.Collect(*pickle, state_dict, *zip, *prefix); !s.ok()) return s;
+  if (absl::Status s = CheckConversionFits(tensors.ConvertedBytes(), path); !s.ok()) return s;
   absl::StatusOr<ModelConfig> config = MakeConfig(tensors, h, path);
   if (!config.ok()) return config.status();
   model->config = *config;

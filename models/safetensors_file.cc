@@ -1,6 +1,9 @@
 #include "models/safetensors_file.h"
 
+#include <algorithm>
 #include <cstring>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -40,7 +43,10 @@ absl::StatusOr<SafetensorsFile> SafetensorsFile::Parse(const MappedFile& file) {
   const uint64_t buffer_bytes = file.size() - sizeof(header_bytes) - header_bytes;
 
   SafetensorsFile result;
-  for (const auto& [name, entry] : header.items()) {
+  for (const auto& item : header.items()) {
+    // Not a structured binding: C++17 lambdas (and clang before 16) cannot capture one.
+    const std::string& name = item.key();
+    const nlohmann::json& entry = item.value();
     if (name == "__metadata__") continue;
     const auto where = [&name](const std::string& what) { return absl::StrCat("tensor '", name, "' ", what); };
     if (!entry.is_object() || !entry.contains("dtype") || !entry["dtype"].is_string() ||
@@ -81,6 +87,21 @@ absl::StatusOr<SafetensorsFile> SafetensorsFile::Parse(const MappedFile& file) {
     t.data = buffer + begin;
     t.bytes = end - begin;
     result.tensors_.emplace(name, std::move(t));
+  }
+  // The reference parser requires the tensors to tile the buffer. Tensors sharing bytes
+  // would let a small file describe a model many times its size, which converting to
+  // float32 would then allocate, copy by copy.
+  std::vector<std::pair<const uint8_t*, const std::string*>> starts;
+  for (const auto& [name, t] : result.tensors_) {
+    if (t.bytes > 0) starts.emplace_back(t.data, &name);
+  }
+  std::sort(starts.begin(), starts.end());
+  for (size_t i = 1; i < starts.size(); ++i) {
+    const SafetensorsTensor& before = result.tensors_.at(*starts[i - 1].second);
+    if (starts[i].first < before.data + before.bytes) {
+      return bad(absl::StrCat("tensor '", *starts[i].second, "' overlaps tensor '",
+                              *starts[i - 1].second, "' in the buffer"));
+    }
   }
   return result;
 }

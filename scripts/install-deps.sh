@@ -14,6 +14,7 @@ packages=(
   python3-torch          # tests: makes .pt checkpoints
   chromium               # tests: renders the attention page headless
   curl ca-certificates   # fetch-models.sh, only where ../shared is absent
+  clang libclang-rt-14-dev  # fuzz.sh: libFuzzer, and ASan/UBSan for clang
 )
 
 missing=()

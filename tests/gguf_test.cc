@@ -2,14 +2,10 @@
 // f16, bf16 and q8_0), the element conversions it uses, and broken files. Every broken
 // file must give a clean error naming the file and the problem, never a crash or a huge
 // allocation.
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <initializer_list>
 #include <limits>
 #include <optional>
@@ -31,6 +27,7 @@
 #include "runtime/sampler.h"
 #include "runtime/transformer.h"
 #include "tests/test_env.h"
+#include "tests/test_util.h"
 #include "tokenizer/load_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -42,43 +39,11 @@ using ModelOr = absl::StatusOr<std::unique_ptr<ModelFile>>;
 // ---------------------------------------------------------------------------------------
 // Helpers.
 
-std::string WriteFile(const std::string& dir, const std::string& name, const std::string& bytes) {
-  const std::string path = dir + "/" + name;
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  EXPECT_TRUE(out.good()) << path;
-  return path;
-}
-
-// Twenty tokens spanning the vocabulary, BOS, EOS and unknown included.
-const std::vector<int> kTokens = {1,   403, 407, 261, 378, 500, 2,  0,  511, 77,
-                                  300, 1,   42,  256, 13,  99,  450, 3, 128, 64};
-
-// The logits of every position of kTokens, [20, vocab], or empty after reporting a failure.
-std::vector<float> AllLogits(const ModelFile& model) {
-  absl::StatusOr<std::unique_ptr<Transformer>> t =
-      Transformer::Create(model.config, model.weights, 512);
-  EXPECT_TRUE(t.ok()) << t.status();
-  if (!t.ok()) return {};
-  absl::StatusOr<std::vector<float>> logits = Prefill(**t, kTokens, 0, Transformer::Logits::kAll);
-  EXPECT_TRUE(logits.ok()) << logits.status();
-  return logits.ok() ? *logits : std::vector<float>{};
-}
-
-float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  float worst = 0.0f;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
-    worst = std::max(worst, std::fabs(a[i] - b[i]));
-  }
-  return worst;
-}
-
-int64_t PeakRssKiB() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  return usage.ru_maxrss;
-}
+// The logits compared below are those of every position of these twenty tokens, [20, vocab],
+// computed with a context of kContext positions whatever the file records (the llama.cpp
+// file says 128).
+const std::vector<int> kTokens = testing::MixedTokens();
+constexpr int kContext = 512;
 
 template <typename T>
 std::string Raw(T value) {
@@ -267,9 +232,7 @@ class gguf : public ::testing::Test {
     dir_ = testing::TempDir();
   }
 
-  void TearDown() override {
-    if (dir_.rfind(::testing::TempDir() + "toyllm_", 0) == 0) std::filesystem::remove_all(dir_);
-  }
+  void TearDown() override { testing::RemoveTempDir(dir_); }
 
   // stories260K.bin written by WriteLlamaGguf as `type`, with tok512 inside.
   std::string Export(GgmlType type, const std::string& name) {
@@ -312,9 +275,9 @@ TEST_F(gguf, LlamaCppFileLoadsWithItsTokenizerAndMatchesTheGoldenText) {
   EXPECT_EQ(c.rope_layout, RopeLayout::kInterleaved);
 
   // The same numbers as the .bin: the logits are bit-identical.
-  const std::vector<float> expected = AllLogits(*bin_model_);
+  const std::vector<float> expected = testing::AllLogits(*bin_model_, kTokens, kContext);
   ASSERT_EQ(expected.size(), kTokens.size() * 512);
-  EXPECT_EQ(AllLogits(**model), expected);
+  EXPECT_EQ(testing::AllLogits(**model, kTokens, kContext), expected);
 
   // The tokenizer rebuilt from tokenizer.ggml.* encodes like tok512.model.
   ASSERT_FALSE((*model)->tokenizer_model.empty());
@@ -358,13 +321,7 @@ TEST_F(gguf, F32RoundTripIsBitIdentical) {
   ASSERT_TRUE(model.ok()) << model.status();
   const ModelConfig& a = bin_model_->config;
   const ModelConfig& b = (*model)->config;
-  EXPECT_EQ(b.dim, a.dim);
-  EXPECT_EQ(b.hidden_dim, a.hidden_dim);
-  EXPECT_EQ(b.n_layers, a.n_layers);
-  EXPECT_EQ(b.n_heads, a.n_heads);
-  EXPECT_EQ(b.n_kv_heads, a.n_kv_heads);
-  EXPECT_EQ(b.head_dim, a.head_dim);
-  EXPECT_EQ(b.vocab_size, a.vocab_size);
+  testing::ExpectSameDimensions(b, a);
   EXPECT_EQ(b.context_length, 512);
   EXPECT_TRUE(b.tied_output);
   EXPECT_EQ(b.norm_eps, a.norm_eps);
@@ -372,9 +329,9 @@ TEST_F(gguf, F32RoundTripIsBitIdentical) {
   // f32 tensors are used in place, not copied.
   EXPECT_TRUE((*model)->converted.empty());
   EXPECT_EQ((*model)->weights.output.data, (*model)->weights.token_embedding.data);
-  const std::vector<float> expected = AllLogits(*bin_model_);
+  const std::vector<float> expected = testing::AllLogits(*bin_model_, kTokens, kContext);
   ASSERT_EQ(expected.size(), kTokens.size() * 512);
-  EXPECT_EQ(AllLogits(**model), expected);
+  EXPECT_EQ(testing::AllLogits(**model, kTokens, kContext), expected);
 }
 
 TEST_F(gguf, WrittenFileHasLlamaCppKeysTensorNamesAndDims) {
@@ -472,7 +429,7 @@ TEST_F(gguf, EmbeddedTokenizerEncodesExactlyLikeTok512) {
 }
 
 TEST_F(gguf, QuantizedFilesStayCloseToF32) {
-  const std::vector<float> f32 = AllLogits(*bin_model_);
+  const std::vector<float> f32 = testing::AllLogits(*bin_model_, kTokens, kContext);
   ASSERT_FALSE(f32.empty());
   // Measured max |logit - f32 logit| over the 20 x 512 logits: f16 0.0113, bf16 0.0668,
   // q8_0 0.208 (w2 in f16). The bounds are about 2.5x those.
@@ -487,8 +444,8 @@ TEST_F(gguf, QuantizedFilesStayCloseToF32) {
     const std::string path = Export(c.type, c.file);
     ModelOr model = LoadModel(path);
     ASSERT_TRUE(model.ok()) << model.status();
-    const std::vector<float> logits = AllLogits(**model);
-    const float diff = MaxAbsDiff(logits, f32);
+    const std::vector<float> logits = testing::AllLogits(**model, kTokens, kContext);
+    const float diff = testing::MaxAbsDiff(logits, f32);
     std::cerr << GgmlTypeName(c.type) << ": max abs logit difference from f32 " << diff << "\n";
     EXPECT_GT(diff, 0.0f) << "a lossy type cannot be exact";
     EXPECT_LT(diff, c.bound);
@@ -528,10 +485,10 @@ TEST_F(gguf, QuantizedFilesStayCloseToF32) {
 // The test's own builder writes what toyllm's reader accepts; the broken files below are
 // variations of it, so this proves that each one fails for its one defect.
 TEST_F(gguf, HandBuiltFileLoadsAndUsesTheArraysTokenizer) {
-  const std::string path = WriteFile(dir_, "built.gguf", ValidBuilder(*bin_model_, *tokenizer_).Build());
+  const std::string path = testing::WriteFile(dir_, "built.gguf", ValidBuilder(*bin_model_, *tokenizer_).Build());
   ModelOr model = LoadModel(path);
   ASSERT_TRUE(model.ok()) << model.status();
-  EXPECT_EQ(AllLogits(**model), AllLogits(*bin_model_));
+  EXPECT_EQ(testing::AllLogits(**model, kTokens, kContext), testing::AllLogits(*bin_model_, kTokens, kContext));
   absl::StatusOr<std::unique_ptr<Tokenizer>> rebuilt =
       LoadSentencePieceModel((*model)->tokenizer_model, path);
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
@@ -547,11 +504,11 @@ TEST_F(gguf, HandBuiltFileLoadsAndUsesTheArraysTokenizer) {
   aligned.Set("general.name", ValueString("x"));  // moves the end of the header off 64
   aligned.version = 2;
   const std::string aligned_bytes = aligned.Build();
-  const std::string aligned_path = WriteFile(dir_, "aligned64.gguf", aligned_bytes);
+  const std::string aligned_path = testing::WriteFile(dir_, "aligned64.gguf", aligned_bytes);
   ModelOr model64 = LoadModel(aligned_path);
   ASSERT_TRUE(model64.ok()) << model64.status();
   EXPECT_EQ((*model64)->format, "GGUF v2 (llama)");
-  EXPECT_EQ(AllLogits(**model64), AllLogits(*bin_model_));
+  EXPECT_EQ(testing::AllLogits(**model64, kTokens, kContext), testing::AllLogits(*bin_model_, kTokens, kContext));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -753,17 +710,6 @@ TEST(gguf_tensor_convert, Q8_0BlocksAreWithinHalfAStep) {
 // ---------------------------------------------------------------------------------------
 // Broken files.
 
-void ExpectError(const ModelOr& result, const std::string& path,
-                 const std::vector<std::string>& substrings) {
-  ASSERT_FALSE(result.ok()) << path << " loaded but should not";
-  const std::string message(result.status().message());
-  EXPECT_NE(message.find(path), std::string::npos) << "the path is not in: " << message;
-  for (const std::string& s : substrings) {
-    EXPECT_NE(message.find(s), std::string::npos) << "\"" << s << "\" not in: " << message;
-  }
-  std::cerr << "  " << path.substr(path.rfind('/') + 1) << ": " << message << "\n";
-}
-
 // A broken file to load later, with the phrases its error must contain. All are written
 // first so that the memory measured while loading them is the reader's alone.
 struct BadFile {
@@ -771,7 +717,7 @@ struct BadFile {
   std::vector<std::string> phrases;
 };
 
-#define EXPECT_LOAD_ERROR(name, bytes, ...) bad_files.push_back({WriteFile(dir_, name, bytes), {__VA_ARGS__}})
+#define EXPECT_LOAD_ERROR(name, bytes, ...) bad_files.push_back({testing::WriteFile(dir_, name, bytes), {__VA_ARGS__}})
 
 TEST_F(gguf, CorruptedFilesFailCleanlyWithoutAllocating) {
   const std::string written = testing::ReadFile(Export(GgmlType::kF32, "valid.gguf"));
@@ -899,9 +845,9 @@ TEST_F(gguf, CorruptedFilesFailCleanlyWithoutAllocating) {
   b = valid;
   b.Set("general.architecture", ValueString("gpt2"));
   {
-    const std::string file = WriteFile(dir_, "gpt2.gguf", b.Build());
+    const std::string file = testing::WriteFile(dir_, "gpt2.gguf", b.Build());
     const ModelOr result = LoadModel(file);
-    ExpectError(result, file, {"architecture 'gpt2' is not supported (only 'llama')"});
+    testing::ExpectError(result, file, {"architecture 'gpt2' is not supported (only 'llama')"});
     EXPECT_EQ(result.status().code(), absl::StatusCode::kUnimplemented);
   }
   b = valid;
@@ -966,13 +912,13 @@ TEST_F(gguf, CorruptedFilesFailCleanlyWithoutAllocating) {
   b.Set("tokenizer.ggml.scores", ValueI32s({1, 2, 3}));
   EXPECT_LOAD_ERROR("scores_int.gguf", b.Build(), "metadata key 'tokenizer.ggml.scores' is not an array of float32");
 
-  // Not even GGUF: without the magic the file is taken for llama2.c's legacy format (which
-  // has none), whose header then makes no sense.
+  // Not even GGUF: a .gguf file without the magic is reported as a damaged GGUF (any other
+  // name would be taken for llama2.c's legacy format, which has no magic).
   std::string bad_magic = written;
   bad_magic[3] = 'X';
   {
-    const std::string file = WriteFile(dir_, "bad_magic.gguf", bad_magic);
-    ExpectError(LoadModel(file), file, {"bad header"});
+    const std::string file = testing::WriteFile(dir_, "bad_magic.gguf", bad_magic);
+    testing::ExpectError(LoadModel(file), file, {"bad GGUF", "does not start with 'GGUF'"});
     absl::StatusOr<std::unique_ptr<MappedFile>> mapped = MappedFile::Open(file);
     ASSERT_TRUE(mapped.ok());
     absl::StatusOr<GgufFile> parsed = GgufFile::Parse(**mapped);
@@ -983,12 +929,12 @@ TEST_F(gguf, CorruptedFilesFailCleanlyWithoutAllocating) {
   }
 
   ASSERT_GE(bad_files.size(), 55u);
-  const int64_t rss_before = PeakRssKiB();
+  const int64_t rss_before = testing::PeakRssKiB();
   for (const BadFile& bad : bad_files) {
     SCOPED_TRACE(bad.path);
-    ExpectError(LoadModel(bad.path), bad.path, bad.phrases);
+    testing::ExpectError(LoadModel(bad.path), bad.path, bad.phrases);
   }
-  EXPECT_LT(PeakRssKiB() - rss_before, 64 * 1024) << "KiB of peak memory for bad files";
+  EXPECT_LT(testing::PeakRssKiB() - rss_before, 64 * 1024) << "KiB of peak memory for bad files";
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // absl::string_view, so no Abseil header may be included here.
 #include "tokenizer/sentencepiece_tokenizer.h"
 
+#include <exception>
+
 #include <sentencepiece_processor.h>
 
 namespace toyllm {
@@ -54,7 +56,16 @@ class SentencePieceTokenizer : public Tokenizer {
 std::unique_ptr<Tokenizer> NewSentencePieceTokenizer(const std::string& serialized_model,
                                                      std::string* error) {
   auto sp = std::make_unique<sentencepiece::SentencePieceProcessor>();
-  const sentencepiece::util::Status status = sp->LoadFromSerializedProto(serialized_model);
+  // SentencePiece reports most bad models as a Status, but its trie builder (Darts) throws
+  // on some pieces, e.g. one holding a NUL byte: a model file's bytes must not end the
+  // process, so the exception stops here.
+  sentencepiece::util::Status status;
+  try {
+    status = sp->LoadFromSerializedProto(serialized_model);
+  } catch (const std::exception& e) {
+    *error = e.what();
+    return nullptr;
+  }
   if (!status.ok()) {
     *error = status.message();
     return nullptr;

@@ -25,7 +25,9 @@ absl::Status WriteNpy(const std::string& path, const float* data,
     std::fwrite(preamble, 1, sizeof(preamble), file);
     std::fwrite(length_le, 1, sizeof(length_le), file);
     std::fwrite(header.data(), 1, header.size(), file);
-    if (std::fwrite(data, sizeof(float), count, file) != static_cast<size_t>(count)) {
+    // An array with a zero dimension has no data, and `data` may then be null, which
+    // fwrite must not be given even for zero elements.
+    if (count > 0 && std::fwrite(data, sizeof(float), count, file) != static_cast<size_t>(count)) {
       return absl::DataLossError(absl::StrCat(path, ": write failed"));
     }
     return absl::OkStatus();

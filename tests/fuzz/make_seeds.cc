@@ -1,0 +1,117 @@
+// Writes the fuzzers' generated seeds: the tiny random model (tiny_model.h) in every
+// format, the tokenizer, and a few argument lists and shapes, one folder per harness.
+// scripts/fuzz.sh runs it into the build directory; nothing it writes is committed.
+// Usage: make_seeds OUT_DIR
+#include <sys/stat.h>
+
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/llama_gguf_export.h"
+#include "tests/fuzz/tiny_model.h"
+#include "tokenizer/load_tokenizer.h"
+
+namespace toyllm::fuzz {
+namespace {
+
+std::string out_dir;
+bool failed = false;
+
+void Write(const std::string& relative, const std::string& bytes) {
+  const std::string path = out_dir + "/" + relative;
+  mkdir(path.substr(0, path.rfind('/')).c_str(), 0755);
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+void WriteGguf(const std::string& name, const TinyModel& model, GgmlType type) {
+  mkdir((out_dir + "/gguf").c_str(), 0755);
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadSentencePieceModel(TinyVocabulary(), "tiny");
+  ExportOptions options;
+  options.type = type;
+  options.name = "tiny";
+  options.tokenizer = tokenizer.ok() ? tokenizer->get() : nullptr;
+  absl::Status s = tokenizer.status();
+  if (s.ok()) s = WriteLlamaGguf(out_dir + "/gguf/" + name, model.config, model.weights, options);
+  if (!s.ok()) {
+    std::cerr << name << ": " << s.message() << "\n";
+    failed = true;
+  }
+}
+
+// model.safetensors.index.json naming one shard for every tensor.
+std::string Index(const TinyModel& model) {
+  nlohmann::json map = nlohmann::json::object();
+  const std::string file = HfSafetensors(model);
+  uint64_t header_bytes;
+  std::memcpy(&header_bytes, file.data(), sizeof(header_bytes));
+  const nlohmann::json header = nlohmann::json::parse(file.substr(8, header_bytes));
+  for (const auto& [name, value] : header.items()) {
+    if (name != "__metadata__") map[name] = "model.safetensors";
+  }
+  return nlohmann::json{{"metadata", {{"total_size", 0}}}, {"weight_map", map}}.dump(1);
+}
+
+std::string Args(const std::vector<std::string>& args, bool positionals) {
+  std::string out(1, positionals ? '\1' : '\0');
+  for (size_t i = 0; i < args.size(); ++i) out += (i > 0 ? std::string(1, '\0') : "") + args[i];
+  return out;
+}
+
+int Run() {
+  mkdir(out_dir.c_str(), 0755);
+  const TinyModel untied = MakeTinyModel(/*tied=*/false), tied = MakeTinyModel(/*tied=*/true);
+  const TinyModel wide = MakeTinyModel(/*tied=*/false, /*dim=*/32, /*hidden=*/32);  // whole q8_0 blocks
+  WriteGguf("tiny_f32.gguf", untied, GgmlType::kF32);
+  WriteGguf("tiny_tied_f16.gguf", tied, GgmlType::kF16);
+  WriteGguf("tiny_bf16.gguf", untied, GgmlType::kBF16);
+  WriteGguf("wide_q8_0.gguf", wide, GgmlType::kQ8_0);
+
+  Write("llama2c/legacy_untied.bin", Llama2cFile(untied, 0));
+  Write("llama2c/legacy_tied.bin", Llama2cFile(tied, 0));
+  Write("llama2c/v1_untied.bin", Llama2cFile(untied, 1));
+  Write("llama2c/v2_tied.bin", Llama2cFile(tied, 2, /*group_size=*/4));
+  Write("llama2c/v2_untied.bin", Llama2cFile(untied, 2, /*group_size=*/8));
+
+  Write("safetensors/tiny_f32.safetensors", HfSafetensors(untied, "F32"));
+  Write("safetensors/tiny_tied_f16.safetensors", HfSafetensors(tied, "F16"));
+  Write("safetensors/tiny_bf16.safetensors", HfSafetensors(untied, "BF16"));
+
+  // hf_config_fuzzer's fixed model.safetensors is `untied`: these configs fit it.
+  ModelConfig tied_config = untied.config;
+  tied_config.tied_output = true;  // lm_head is present, so it is used anyway
+  Write("hf_config/config.json", HfConfigJson(untied.config));
+  Write("hf_config/config_tied.json", HfConfigJson(tied_config));
+  Write("hf_config/config_and_index.json", HfConfigJson(untied.config) + '\0' + Index(untied));
+
+  Write("tokenizer/tiny.model", TinyVocabulary());
+
+  Write("npy/scalar", std::string(1, '\0'));
+  Write("npy/vector", std::string("\1\5abcde", 7));
+  Write("npy/matrix", std::string("\2\3\4", 3) + std::string(12, 'x'));
+  Write("npy/empty_axis", std::string("\3\2\0\7", 4));
+  Write("npy/rank32", std::string(1, '\40') + std::string(32, '\1') + "z");
+
+  Write("args/model_prompt", Args({"-m", "model.gguf", "-p", "Once upon a time", "-n", "5"}, false));
+  Write("args/equals", Args({"--model=m.bin", "--temp=0.8", "--seed=42", "-t", "2"}, false));
+  Write("args/bool_and_help", Args({"-v", "--help", "--verbose"}, false));
+  Write("args/positionals", Args({"in.bin", "-m", "x", "out.gguf", "--", "-"}, true));
+  Write("args/bad_values", Args({"-n", "many", "--temp", "nan", "--seed", "-1", "--verbose=1"}, false));
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace toyllm::fuzz
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: make_seeds OUT_DIR\n";
+    return 2;
+  }
+  toyllm::fuzz::out_dir = argv[1];
+  return toyllm::fuzz::Run();
+}
