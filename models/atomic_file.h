@@ -16,6 +16,11 @@ namespace toyllm {
 absl::Status WriteFileAtomically(const std::string& path,
                                  const std::function<absl::Status(std::FILE*)>& write);
 
+// Removes the temporary file that WriteFileAtomically is writing, if any. Async-signal-safe:
+// the command line calls it from its SIGINT handler so that an interrupted run leaves no
+// partial file behind.
+void RemoveUnfinishedFile();
+
 }  // namespace toyllm
 
 #endif  // TOYLLM_MODELS_ATOMIC_FILE_H_

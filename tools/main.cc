@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "tools/commands.h"
+#include "tools/interrupt.h"
 
 namespace {
 
@@ -33,6 +34,7 @@ void PrintUsage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  toyllm::RemoveUnfinishedFileOnInterrupt();
   if (argc < 2) {
     PrintUsage(std::cerr);
     return 2;
