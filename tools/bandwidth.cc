@@ -19,9 +19,9 @@ namespace {
 constexpr size_t kBufferBytes = size_t{1} << 30;
 constexpr int kPasses = 10;
 
-// Two 64-bit lanes: a 16-byte vector load on every x86-64. Integer sums, which the
-// compiler may not reorder for floats; four accumulators read a 64-byte cache line per
-// step and keep the loads independent.
+// Two 64-bit lanes: a 16-byte vector load on every x86-64 CPU. Four independent
+// accumulators read one 64-byte cache line per step, so no load waits on another's sum;
+// memory, not arithmetic, is what limits the loop.
 typedef uint64_t Lanes __attribute__((vector_size(16)));
 
 // Sums the words of [begin, end) so that no load can be skipped.

@@ -61,6 +61,11 @@ struct Measurement {
   double peak_rss_mib;
   double bandwidth_gbs;
   std::optional<double> bound_tok_s;  // decode only
+
+  std::optional<double> bound_pct() const {
+    if (!bound_tok_s) return std::nullopt;
+    return speed.median / *bound_tok_s * 100;
+  }
 };
 
 void PrintJson(const std::string& model, const std::string& type, const Measurement& m) {
@@ -75,7 +80,7 @@ void PrintJson(const std::string& model, const std::string& type, const Measurem
       {"peak_rss_mib", Round(m.peak_rss_mib, 1)},
       {"bandwidth_gbs", Round(m.bandwidth_gbs, 2)},
   };
-  if (m.bound_tok_s) line["bound_pct"] = Round(m.speed.median / *m.bound_tok_s * 100, 1);
+  if (m.bound_pct()) line["bound_pct"] = Round(*m.bound_pct(), 1);
   std::cout << line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
 }
 
@@ -91,7 +96,7 @@ void PrintTableRow(const std::string& model, const std::string& type, const Meas
                                model, type, m.threads, m.test, m.speed.median, m.speed.min,
                                m.speed.max, m.peak_rss_mib, m.bandwidth_gbs,
                                m.bound_tok_s ? absl::StrFormat("%.1f", *m.bound_tok_s) : "",
-                               m.bound_tok_s ? absl::StrFormat("%.1f", m.speed.median / *m.bound_tok_s * 100) : "")
+                               m.bound_pct() ? absl::StrFormat("%.1f", *m.bound_pct()) : "")
             << std::endl;
 }
 
@@ -149,7 +154,9 @@ absl::Status RunBench(const std::vector<std::string>& argv) {
     SetThreadCount(t);
     for (const BenchTest& test : tests) {
       absl::StatusOr<Speed> speed = TimeTest(**model, test, repetitions);
-      if (!speed.ok()) return absl::Status(speed.status().code(), absl::StrCat(model_path, ": ", speed.status().message()));
+      if (!speed.ok()) {
+        return absl::Status(speed.status().code(), absl::StrCat(model_path, ": ", speed.status().message()));
+      }
       Measurement m{t, test.Name(), *speed, PeakRssMiB(), *bandwidth, std::nullopt};
       if (test.kind == BenchTest::Kind::kDecode) m.bound_tok_s = *bandwidth * 1e9 / bytes_per_token;
       if (json) {
