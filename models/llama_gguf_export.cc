@@ -75,15 +75,18 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
   }
   if (options.tokenizer != nullptr) AddTokenizer(*options.tokenizer, w);
 
-  const auto add_vector = [&w](const std::string& name, const float* data, int n) {
-    w.AddTensor(name, {n}, GgmlType::kF32,
-                [data, n](std::string* out) { FromFloat32(GgmlType::kF32, data, n, out); });
-  };
-  const auto add_matrix = [&w, &options](const std::string& name, const Matrix& m) {
-    const GgmlType type = StoredType(options.type, m.cols);
-    w.AddTensor(name, {m.cols, m.rows}, type, [m, type](std::string* out) {
-      FromFloat32(type, m.data, int64_t{m.rows} * m.cols, out);
+  const auto add_tensor = [&w, &options](const std::string& name, const float* data,
+                                          std::vector<int64_t> dims, GgmlType type) {
+    const int64_t n = dims.size() == 1 ? dims[0] : dims[0] * dims[1];
+    w.AddTensor(name, std::move(dims), type, [&options, name, data, n, type](std::string* out) {
+      FromFloat32(type, options.values ? options.values(name, n) : data, n, out);
     });
+  };
+  const auto add_vector = [&add_tensor](const std::string& name, const float* data, int n) {
+    add_tensor(name, data, {n}, GgmlType::kF32);
+  };
+  const auto add_matrix = [&add_tensor, &options](const std::string& name, const Matrix& m) {
+    add_tensor(name, m.data, {m.cols, m.rows}, StoredType(options.type, m.cols));
   };
   add_matrix("token_embd.weight", weights.token_embedding);
   for (int l = 0; l < c.n_layers; ++l) {

@@ -3,6 +3,7 @@
 #ifndef TOYLLM_MODELS_LLAMA_GGUF_EXPORT_H_
 #define TOYLLM_MODELS_LLAMA_GGUF_EXPORT_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -19,6 +20,11 @@ struct ExportOptions {
   std::string name;                // general.name
   const Tokenizer* tokenizer = nullptr;  // written into the file when given
   GgufWriter::Progress progress;
+  // When set, gives each tensor's n float32 values (by llama.cpp's name) at the moment the
+  // writer encodes it, instead of the weights' views, which then only give the shapes: a
+  // generated model is written one tensor at a time, never whole in memory. The values
+  // must stay valid until the next call.
+  std::function<const float*(const std::string& name, int64_t n)> values;
 };
 
 // Q8_0 needs rows that are whole 32-weight blocks; other matrices fall back to f16, as

@@ -380,6 +380,50 @@ INSTANTIATE_TEST_SUITE_P(
         FlagCase{"flag_of_another_command", {"-o", "x.npy"}, {"-o"}, {"unknown"}}),
     [](const ::testing::TestParamInfo<FlagCase>& info) { return std::string(info.param.name); });
 
+// bench and convert --random: lists of counts, shapes and seeds.
+class cli_bench_flag : public ::testing::TestWithParam<FlagCase> {};
+
+TEST_P(cli_bench_flag, FailsCleanly) {
+  const std::string model = Stories260K();
+  TOYLLM_REQUIRE_FILE(model);
+  std::vector<std::string> args = {"bench", "-m", model, "-p", "4", "-n", "4", "-r", "1"};
+  args.insert(args.end(), GetParam().extra_args.begin(), GetParam().extra_args.end());
+  EXPECT_TRUE(FailsCleanly(RunToyllm(args), GetParam().all_of, GetParam().any_of)) << "toyllm " << QuotedArgs(args);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BadValues, cli_bench_flag,
+    ::testing::Values(
+        FlagCase{"prompt_empty_list", {"-p", ""}, {"--n-prompt", "''"}, {"whole number"}},
+        FlagCase{"prompt_zero", {"-p", "0"}, {"--n-prompt", "'0'"}, {}},
+        FlagCase{"prompt_empty_item", {"-p", "128,,512"}, {"--n-prompt", "''"}, {}},
+        FlagCase{"prompt_absurd", {"-p", "100000000"}, {"--n-prompt", "100000000"}, {}},
+        FlagCase{"gen_negative", {"-n", "-1"}, {"--n-gen", "'-1'"}, {}},
+        FlagCase{"gen_not_a_number", {"-n", "lots"}, {"--n-gen", "lots"}, {}},
+        FlagCase{"threads_zero", {"-t", "1,0"}, {"--threads", "'0'"}, {}},
+        FlagCase{"threads_absurd", {"-t", "5000"}, {"--threads", "5000"}, {}},
+        FlagCase{"repetitions_zero", {"-r", "0"}, {"--repetitions", "0"}, {}},
+        FlagCase{"repetitions_negative", {"-r", "-2"}, {"--repetitions", "-2"}, {}},
+        FlagCase{"json_with_value", {"--json=yes"}, {"--json"}, {}},
+        FlagCase{"stray_argument", {"stray"}, {"stray"}, {}}),
+    [](const ::testing::TestParamInfo<FlagCase>& info) { return std::string(info.param.name); });
+
+TEST(cli_usage_error, BenchAndConvertRandom) {
+  const std::string out = TempDir() + "/random.gguf";
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"bench"}), {"-m"}, {"model"}));
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"bench", "-m", out}), {out}, {"cannot open", "no such"}));
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"convert", "--random", "7B", "-o", out}),
+                           {"--random", "'7B'", "15M, 110M, 1.1B"}));
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"convert", "--random", "15M", "x.bin", "-o", out}), {"INPUT", "--random"}));
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"convert", "x.bin", "--seed", "3", "-o", out}), {"--seed", "--random"}));
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"convert", "--random", "15M", "--seed", "-3", "-o", out}), {"--seed"}));
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"convert", "--random", "15M", "--tokenizer", "t.model", "-o", out}),
+                           {"--tokenizer"}));
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"convert", "--random", "15M", "--type", "q4_0", "-o", out}), {"q4_0"}));
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"convert", "--random", "15M"}), {"-o"}));
+  EXPECT_FALSE(PathExists(out));
+}
+
 TEST(cli_usage_error, UnknownFlagForEverySubcommand) {
   for (const char* command : {"generate", "tokenize", "info", "logits"}) {
     EXPECT_TRUE(FailsCleanly(RunToyllm({command, "--no-such-flag"}), {"--no-such-flag"}, {"unknown"})) << command;

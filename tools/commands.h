@@ -11,6 +11,7 @@
 namespace toyllm {
 
 absl::Status RunAttention(const std::vector<std::string>& args);
+absl::Status RunBench(const std::vector<std::string>& args);
 absl::Status RunConvert(const std::vector<std::string>& args);
 absl::Status RunExplain(const std::vector<std::string>& args);
 absl::Status RunGenerate(const std::vector<std::string>& args);

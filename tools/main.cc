@@ -22,6 +22,7 @@ constexpr Command kCommands[] = {
     {"attention", "write per-layer, per-head attention maps (npy, json, html, png)", toyllm::RunAttention},
     {"explain", "show one attention computation step by step, as the article does", toyllm::RunExplain},
     {"convert", "write a model as GGUF, optionally in f16, bf16 or q8_0", toyllm::RunConvert},
+    {"bench", "prefill and decode speed, like llama-bench, against the memory bandwidth bound", toyllm::RunBench},
     {"lens", "the logit lens: each layer's next-token guess at every position", toyllm::RunLens},
     {"logits", "write the logits at every prompt position to a .npy file", toyllm::RunLogits},
 };

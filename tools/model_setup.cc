@@ -47,9 +47,9 @@ static absl::StatusOr<std::string> FindTokenizerFile(const ModelFlags& flags, co
   for (const std::string& candidate : candidates) {
     if (IsFile(candidate)) return candidate;
   }
-  return absl::NotFoundError(absl::StrCat(flags.model,
-                                          ": no --tokenizer given and none beside the model (looked for ",
-                                          absl::StrJoin(candidates, ", "), ")"));
+  return absl::NotFoundError(absl::StrCat(
+      flags.model, ": no --tokenizer given, none inside the model file and none beside it (looked for ",
+      absl::StrJoin(candidates, ", "), ")"));
 }
 
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const ModelFlags& flags,

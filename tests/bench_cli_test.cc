@@ -1,0 +1,220 @@
+// `toyllm bench` and `toyllm convert --random`, run as a user runs them. Speeds are only
+// checked for sanity (positive, ordered), never against a time: the machine is shared.
+// What the bound divides by, the weight bytes a token reads, is checked against sums
+// written out from the shapes.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "gtest/gtest.h"
+#include "models/benchmark_shapes.h"
+#include "models/model_file.h"
+#include "tests/test_env.h"
+#include "tests/test_util.h"
+#include "tools/weight_traffic.h"
+
+namespace toyllm {
+namespace {
+
+using ::toyllm::testing::ReadFile;
+using ::toyllm::testing::RunResult;
+using ::toyllm::testing::RunToyllm;
+
+constexpr std::chrono::seconds kTimeout(120);
+
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Checks one JSON line of bench against the format; returns the parsed object.
+nlohmann::ordered_json CheckJsonLine(const std::string& line, const std::string& model,
+                                     const std::string& type) {
+  SCOPED_TRACE(line);
+  const nlohmann::ordered_json m = nlohmann::ordered_json::parse(line, nullptr, /*allow_exceptions=*/false);
+  EXPECT_TRUE(m.is_object());
+  if (!m.is_object()) return m;
+  const bool decode = m.value("test", "").rfind("tg", 0) == 0;
+  std::vector<std::string> keys;
+  for (const auto& [key, value] : m.items()) keys.push_back(key);
+  std::vector<std::string> expected = {"model", "type", "threads", "test", "tok_s_median", "tok_s_min",
+                                       "tok_s_max", "peak_rss_mib", "bandwidth_gbs"};
+  if (decode) expected.push_back("bound_pct");
+  EXPECT_EQ(keys, expected);
+  EXPECT_EQ(m.value("model", ""), model);
+  EXPECT_EQ(m.value("type", ""), type);
+  EXPECT_TRUE(m["threads"].is_number_integer());
+  EXPECT_TRUE(m["test"].is_string());
+  for (const char* key : {"tok_s_median", "tok_s_min", "tok_s_max", "peak_rss_mib", "bandwidth_gbs"}) {
+    EXPECT_TRUE(m[key].is_number()) << key;
+    EXPECT_GT(m.value(key, 0.0), 0.0) << key;
+  }
+  EXPECT_LE(m.value("tok_s_min", 0.0), m.value("tok_s_median", 0.0));
+  EXPECT_LE(m.value("tok_s_median", 0.0), m.value("tok_s_max", 0.0));
+  if (decode) {
+    EXPECT_GT(m.value("bound_pct", 0.0), 0.0);
+  }
+  return m;
+}
+
+TEST(bench, JsonLinesOnStories260K) {
+  const std::string model = testing::Stories260K();
+  TOYLLM_REQUIRE_FILE(model);
+  const RunResult r = RunToyllm(
+      {"bench", "-m", model, "-p", "8,16", "-n", "4", "-t", "1,2", "-r", "2", "--json", "--capture"}, kTimeout);
+  ASSERT_TRUE(testing::Succeeds(r));
+  const std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 8u) << r.out;
+  const std::vector<std::pair<int, std::string>> expected = {
+      {1, "pp8"}, {1, "pp16"}, {1, "tg4"}, {1, "tg4+attn"},
+      {2, "pp8"}, {2, "pp16"}, {2, "tg4"}, {2, "tg4+attn"}};
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const nlohmann::ordered_json m = CheckJsonLine(lines[i], model, "f32");
+    EXPECT_EQ(m.value("threads", 0), expected[i].first) << lines[i];
+    EXPECT_EQ(m.value("test", ""), expected[i].second) << lines[i];
+  }
+}
+
+TEST(bench, MarkdownTable) {
+  const std::string model = testing::Stories260K();
+  TOYLLM_REQUIRE_FILE(model);
+  const RunResult r = RunToyllm({"bench", "-m", model, "-p", "8", "-n", "4", "-t", "1", "-r", "1"}, kTimeout);
+  ASSERT_TRUE(testing::Succeeds(r));
+  const std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 4u) << r.out;
+  EXPECT_EQ(lines[0].rfind("| model | type | threads | test | tok/s median |", 0), 0u) << lines[0];
+  EXPECT_EQ(lines[1].rfind("| --- |", 0), 0u) << lines[1];
+  for (const std::string& line : lines) {
+    EXPECT_EQ(std::count(line.begin(), line.end(), '|'), 11) << line;
+  }
+  EXPECT_EQ(lines[2].rfind("| " + model + " | f32 | 1 | pp8 | ", 0), 0u) << lines[2];
+  EXPECT_EQ(lines[3].rfind("| " + model + " | f32 | 1 | tg4 | ", 0), 0u) << lines[3];
+  EXPECT_NE(lines[3].substr(lines[3].size() - 4), "|  |") << "decode rows show their bound";
+}
+
+// Per layer: wq and wo [dim, q_dim], wk and wv [kv_dim, dim], w1 w2 w3 [hidden, dim].
+int64_t LayerWeights(const ModelConfig& c) {
+  return int64_t{c.dim} * (2 * c.q_dim() + 2 * c.kv_dim() + 3 * c.hidden_dim);
+}
+
+TEST(bench, WeightBytesOfATiedFloat32Checkpoint) {
+  const std::string path = testing::Stories260K();
+  TOYLLM_REQUIRE_FILE(path);
+  absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const ModelConfig& c = (*model)->config;
+  ASSERT_TRUE(c.tied_output);
+  // The embedding is read whole, as the output projection.
+  EXPECT_EQ(WeightBytesPerToken(**model),
+            4 * (c.n_layers * LayerWeights(c) + int64_t{c.vocab_size} * c.dim));
+  EXPECT_EQ(LayerWeightType(**model), "f32");
+}
+
+class convert_random : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing::TempDir(); }
+  void TearDown() override { testing::RemoveTempDir(dir_); }
+
+  std::string Write(const std::string& name, const std::vector<std::string>& flags) {
+    const std::string path = dir_ + "/" + name;
+    std::vector<std::string> args = {"convert", "--random", "15M", "-o", path};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const RunResult r = RunToyllm(args, kTimeout);
+    EXPECT_TRUE(testing::Succeeds(r));
+    return path;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(convert_random, SameSeedSameBytes) {
+  const std::string a = Write("a.gguf", {"--type", "q8_0"});
+  const std::string b = Write("b.gguf", {"--type", "q8_0", "--seed", "1"});
+  const std::string c = Write("c.gguf", {"--type", "q8_0", "--seed", "2"});
+  const std::string bytes = ReadFile(a);
+  ASSERT_GT(bytes.size(), 20'000'000u);
+  EXPECT_TRUE(bytes == ReadFile(b)) << "the default seed is 1";
+  const std::string other = ReadFile(c);
+  EXPECT_EQ(other.size(), bytes.size());
+  EXPECT_FALSE(other == bytes) << "another seed, other weights";
+}
+
+TEST_F(convert_random, LoadsWithTheShapeTypeAndWeightsAsked) {
+  const std::string path = Write("r.gguf", {"--type", "q8_0"});
+  absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const ModelConfig& c = (*model)->config;
+  // The 15M shape, written out independently of the shape table.
+  EXPECT_EQ(c.dim, 288);
+  EXPECT_EQ(c.hidden_dim, 768);
+  EXPECT_EQ(c.n_layers, 6);
+  EXPECT_EQ(c.n_heads, 6);
+  EXPECT_EQ(c.n_kv_heads, 6);
+  EXPECT_EQ(c.vocab_size, 32000);
+  EXPECT_EQ(c.context_length, 256);
+  EXPECT_FALSE(c.tied_output);
+  EXPECT_TRUE((*model)->tokenizer_model.empty());
+  for (const ModelFile::Tensor& t : (*model)->tensors) {
+    EXPECT_EQ(t.type, t.dims.size() == 2 ? "q8_0" : "f32") << t.name;
+  }
+  EXPECT_EQ(LayerWeightType(**model), "q8_0");
+  // q8_0: 34 bytes per 32 weights; every row of this shape is whole blocks.
+  EXPECT_EQ(WeightBytesPerToken(**model),
+            (c.n_layers * LayerWeights(c) + int64_t{c.vocab_size} * c.dim + c.dim) / 32 * 34);
+
+  // Weights ~ N(0, 0.02²), norms 1.
+  const Matrix& wq = (*model)->weights.layers[3].wq;
+  double sum = 0, squares = 0;
+  const int64_t n = int64_t{wq.rows} * wq.cols;
+  for (int64_t i = 0; i < n; ++i) {
+    sum += wq.data[i];
+    squares += double{wq.data[i]} * wq.data[i];
+  }
+  EXPECT_NEAR(sum / n, 0.0, 0.001);
+  EXPECT_NEAR(std::sqrt(squares / n), 0.02, 0.001);
+  for (int i = 0; i < c.dim; ++i) ASSERT_EQ((*model)->weights.layers[5].ffn_norm[i], 1.0f);
+}
+
+TEST_F(convert_random, InfoAndBenchRunItGenerateAsksForATokenizer) {
+  const std::string path = Write("r.gguf", {"--type", "f16"});
+  const RunResult info = RunToyllm({"info", "-m", path}, kTimeout);
+  ASSERT_TRUE(testing::Succeeds(info));
+  for (const char* expected : {"dim:             288", "hidden_dim:      768", "layers:          6",
+                               "vocab_size:      32000", "context_length:  256", "\"random 15M\"",
+                               "blk.5.ffn_up.weight"}) {
+    EXPECT_NE(info.out.find(expected), std::string::npos) << expected << "\n" << info.out;
+  }
+  const RunResult bench = RunToyllm({"bench", "-m", path, "-p", "4", "-n", "2", "-t", "1", "-r", "1", "--json"},
+                                    kTimeout);
+  ASSERT_TRUE(testing::Succeeds(bench));
+  const std::vector<std::string> lines = Lines(bench.out);
+  ASSERT_EQ(lines.size(), 2u) << bench.out;
+  for (const std::string& line : lines) CheckJsonLine(line, path, "f16");
+
+  const RunResult generate = RunToyllm({"generate", "-m", path, "-n", "2"}, kTimeout);
+  EXPECT_EQ(generate.exit_code, 1) << testing::Describe(generate);
+  EXPECT_NE(generate.err.find("no --tokenizer given, none inside the model file"), std::string::npos) << generate.err;
+  EXPECT_EQ(std::count(generate.err.begin(), generate.err.end(), '\n'), 1) << generate.err;
+}
+
+TEST(benchmark_shapes, TinyLlamaShapeIsGroupedQuery) {
+  absl::StatusOr<ModelConfig> c = BenchmarkConfig("1.1B");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_TRUE(ValidateConfig(*c).ok());
+  EXPECT_EQ(c->n_kv_heads, 4);
+  EXPECT_EQ(c->head_dim, 64);
+  EXPECT_EQ(c->kv_dim(), 256);
+  // TinyLlama-1.1B's parameter count.
+  EXPECT_NEAR(ParameterCount(*c) / 1e9, 1.1, 0.01);
+  EXPECT_FALSE(BenchmarkConfig("7B").ok());
+}
+
+}  // namespace
+}  // namespace toyllm
