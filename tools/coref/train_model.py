@@ -151,9 +151,9 @@ def main():
     parser.add_argument("--steps", type=int, default=800)
     parser.add_argument("--batch", type=int, default=64)
     parser.add_argument("--lr", type=float, default=3e-3)
-    # Narrow on purpose: in 64 dimensions the model copied both nouns into the last position
-    # and picked one there; in 32 it cannot hold both apart, and a head of the top layer
-    # learns to attend to the referent alone.
+    # Narrow on purpose: at 64 dimensions (and fewer nouns) the model copied both nouns into
+    # the last position and picked one after attention; at 32 a head of the top layer
+    # learns to attend to the referent alone (README, "Where 它 is resolved").
     parser.add_argument("--dim", type=int, default=32)
     parser.add_argument("--layers", type=int, default=3)
     parser.add_argument("--heads", type=int, default=4)

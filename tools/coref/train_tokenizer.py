@@ -20,9 +20,12 @@ def main():
     corpus_dir = sys.argv[1]
     with open(os.path.join(corpus_dir, "vocabulary.txt"), encoding="utf-8") as f:
         words = [line.strip() for line in f if line.strip()]
+    # The model records its trainer's paths: relative ones, so that it is the same file
+    # whichever folder it was made in.
+    os.chdir(corpus_dir)
     spm.SentencePieceTrainer.train(
-        input=os.path.join(corpus_dir, "train.txt"),
-        model_prefix=os.path.join(corpus_dir, "tok"),
+        input="train.txt",
+        model_prefix="tok",
         model_type="unigram",
         vocab_size=160,
         hard_vocab_limit=False,  # the corpus has fewer distinct pieces on small settings
