@@ -11,7 +11,8 @@ packages=(
   nlohmann-json3-dev     # safetensors headers, config.json
   zlib1g-dev             # PNG pictures of attention
   libgtest-dev libgmock-dev
-  python3-torch          # tests: makes .pt checkpoints
+  python3-torch          # tests: makes .pt checkpoints; trains models/coref.gguf
+  python3-sentencepiece  # tools/coref: the tokenizer of models/coref.gguf
   chromium               # tests: renders the attention page headless
   curl ca-certificates   # fetch-models.sh, only where ../shared is absent
   clang libclang-rt-14-dev  # fuzz.sh: libFuzzer, and ASan/UBSan for clang

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "tools/default_model.h"
 
 namespace toyllm {
 namespace {
@@ -24,8 +25,9 @@ std::string Directory(const std::string& path) {
 }  // namespace
 
 std::vector<Flag> CommonFlags(ModelFlags& f, bool with_context) {
+  if (f.model.empty()) f.model = DefaultModelPath();
   std::vector<Flag> flags = {
-      {"-m", "--model", "model file (llama2.c .bin)", &f.model},
+      {"-m", "--model", "model file (default: the project's own, " + f.model + ")", &f.model},
       {"", "--tokenizer", "SentencePiece .model (default: tok<vocab>.model or tokenizer.model "
                           "beside the model)", &f.tokenizer},
       {"-p", "--prompt", "prompt text (default: empty, i.e. BOS alone)", &f.prompt},

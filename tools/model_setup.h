@@ -21,7 +21,8 @@ struct ModelFlags {
   int ctx_size = 0;  // 0: the model's context length
 };
 
-// -m, --tokenizer, -p, -t and, when with_context, -c.
+// -m (defaulting to the project's own model, DefaultModelPath()), --tokenizer, -p, -t and,
+// when with_context, -c.
 std::vector<Flag> CommonFlags(ModelFlags& flags, bool with_context);
 
 struct LoadedModel {
