@@ -1,8 +1,10 @@
 #include "models/llama_gguf_export.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "models/gguf_reader.h"
-#include "models/tensor_convert.h"
+#include "runtime/weight_convert.h"
 
 namespace toyllm {
 namespace {
@@ -82,7 +84,15 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
   const auto add_matrix = [&w, &options](const std::string& name, const Matrix& m) {
     const GgmlType type = StoredType(options.type, m.cols);
     w.AddTensor(name, {m.cols, m.rows}, type, [m, type](std::string* out) {
-      FromFloat32(type, m.data, int64_t{m.rows} * m.cols, out);
+      if (m.type == type) {  // already stored so: copy the bytes, never re-quantise
+        out->append(static_cast<const char*>(m.data), m.rows * m.row_bytes());
+        return;
+      }
+      std::vector<float> row(m.cols);
+      for (int r = 0; r < m.rows; ++r) {
+        ToFloat32(m.type, m.row(r), m.cols, row.data());
+        FromFloat32(type, row.data(), m.cols, out);
+      }
     });
   };
   add_matrix("token_embd.weight", weights.token_embedding);

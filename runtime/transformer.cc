@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/ops.h"
+#include "runtime/weight_convert.h"
 
 namespace toyllm {
 namespace {
@@ -122,7 +123,8 @@ absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const in
           absl::StrCat("token id ", tokens[t], " is outside the vocabulary 0..", c.vocab_size - 1));
     }
     // The article's x: each token's row of the embedding table starts the residual stream.
-    std::copy_n(weights_.token_embedding.row(tokens[t]), dim, &x_[t * dim]);
+    const Matrix& embedding = weights_.token_embedding;
+    ToFloat32(embedding.type, embedding.row(tokens[t]), dim, &x_[t * dim]);
   }
   Offer(Tap::kEmbed, -1, pos, n, dim, x_.data());
 

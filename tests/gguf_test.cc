@@ -22,7 +22,7 @@
 #include "models/llama_gguf_export.h"
 #include "models/mapped_file.h"
 #include "models/model_file.h"
-#include "models/tensor_convert.h"
+#include "runtime/weight_convert.h"
 #include "runtime/generate.h"
 #include "runtime/sampler.h"
 #include "runtime/transformer.h"
@@ -188,7 +188,7 @@ GgufBuilder ValidBuilder(const ModelFile& model, const Tokenizer& tokenizer) {
 
   const auto matrix = [&b](const std::string& name, const Matrix& m) {
     b.tensors.push_back({name, {static_cast<uint64_t>(m.cols), static_cast<uint64_t>(m.rows)}, 0,
-                         FloatBytes(m.data, int64_t{m.rows} * m.cols), std::nullopt});
+                         FloatBytes(m.floats(), int64_t{m.rows} * m.cols), std::nullopt});
   };
   const auto vector = [&b, &c](const std::string& name, const float* v) {
     b.tensors.push_back({name, {static_cast<uint64_t>(c.dim)}, 0, FloatBytes(v, c.dim), std::nullopt});
@@ -380,7 +380,7 @@ TEST_F(gguf, WrittenFileHasLlamaCppKeysTensorNamesAndDims) {
   const GgufTensor* w2 = g->FindTensor("blk.4.ffn_down.weight");
   float value;
   std::memcpy(&value, w2->data + (3 * 172 + 171) * sizeof(float), sizeof(float));
-  EXPECT_EQ(value, bin_model_->weights.layers[4].w2.row(3)[171]);
+  EXPECT_EQ(value, bin_model_->weights.layers[4].w2.floats()[3 * 172 + 171]);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(w2->data) % 32, 0u);
 
   // Tokenizer: llama.cpp's arrays and toyllm's exact model.

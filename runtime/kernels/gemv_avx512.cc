@@ -1,0 +1,107 @@
+// AVX-512 GEMV: 16 floats per register, four accumulators per row (64 weights in flight,
+// enough to cover the FMA latency), and a masked load for a row's ragged tail.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "runtime/kernels/gemv.h"
+
+// Everything below may use AVX-512; it is only called where DetectedCpuLevel() allows.
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")
+// gcc 12's own intrinsics self-initialise "undefined" registers (__m512 __Y = __Y), which
+// its uninitialised-variable warnings flag inside avx512fintrin.h.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+namespace toyllm {
+namespace {
+
+// Loaders: 16 weights of a row from element i on, as floats (masked: the first lanes only).
+struct F32 {
+  static __m512 Load(const void* row, int i) {
+    return _mm512_loadu_ps(static_cast<const float*>(row) + i);
+  }
+  static __m512 Load(const void* row, int i, __mmask16 m) {
+    return _mm512_maskz_loadu_ps(m, static_cast<const float*>(row) + i);
+  }
+};
+
+struct F16 {
+  static __m512 Load(const void* row, int i) {
+    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(row) + i)));
+  }
+  static __m512 Load(const void* row, int i, __mmask16 m) {
+    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(row) + i));
+  }
+};
+
+// bf16 is the top half of a float32: widen to 32 bits and shift into place.
+struct BF16 {
+  static __m512 Widen(__m256i bits) {
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+  }
+  static __m512 Load(const void* row, int i) {
+    return Widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(row) + i)));
+  }
+  static __m512 Load(const void* row, int i, __mmask16 m) {
+    return Widen(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(row) + i));
+  }
+};
+
+template <class T>
+float Dot(const void* row, const float* x, int n) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int i = 0;
+  for (; i + 64 <= n; i += 64) {
+    a0 = _mm512_fmadd_ps(T::Load(row, i), _mm512_loadu_ps(x + i), a0);
+    a1 = _mm512_fmadd_ps(T::Load(row, i + 16), _mm512_loadu_ps(x + i + 16), a1);
+    a2 = _mm512_fmadd_ps(T::Load(row, i + 32), _mm512_loadu_ps(x + i + 32), a2);
+    a3 = _mm512_fmadd_ps(T::Load(row, i + 48), _mm512_loadu_ps(x + i + 48), a3);
+  }
+  for (; i + 16 <= n; i += 16) a0 = _mm512_fmadd_ps(T::Load(row, i), _mm512_loadu_ps(x + i), a0);
+  if (i < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
+    a1 = _mm512_fmadd_ps(T::Load(row, i, m), _mm512_maskz_loadu_ps(m, x + i), a1);
+  }
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+// One Q8_0 block times x: the 32 int8 weights widened to float, then scaled once.
+__m512 BlockDot(const BlockQ8_0* block, const float* x, __m512 acc) {
+  uint16_t scale;
+  std::memcpy(&scale, &block->scale, sizeof(scale));
+  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block->q));
+  const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(q)));
+  const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(q, 1)));
+  const __m512 sum = _mm512_fmadd_ps(lo, _mm512_loadu_ps(x), _mm512_mul_ps(hi, _mm512_loadu_ps(x + 16)));
+  return _mm512_fmadd_ps(sum, _mm512_set1_ps(_cvtsh_ss(scale)), acc);
+}
+
+float DotQ8_0(const void* row, const float* x, int n) {
+  const BlockQ8_0* blocks = static_cast<const BlockQ8_0*>(row);
+  const int n_blocks = n / kQ8Block;
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0;
+  int b = 0;
+  for (; b + 2 <= n_blocks; b += 2) {
+    a0 = BlockDot(&blocks[b], x + b * kQ8Block, a0);
+    a1 = BlockDot(&blocks[b + 1], x + (b + 1) * kQ8Block, a1);
+  }
+  if (b < n_blocks) a0 = BlockDot(&blocks[b], x + b * kQ8Block, a0);
+  return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+}
+
+}  // namespace
+
+void GemvAvx512(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
+  float (*dot)(const void*, const float*, int) = nullptr;
+  switch (w.type) {
+    case WeightType::kF32: dot = Dot<F32>; break;
+    case WeightType::kF16: dot = Dot<F16>; break;
+    case WeightType::kBF16: dot = Dot<BF16>; break;
+    case WeightType::kQ8_0: dot = DotQ8_0; break;
+  }
+  for (int r = row_begin; r < row_end; ++r) y[r] = dot(w.row(r), x, w.cols);
+}
+
+}  // namespace toyllm
