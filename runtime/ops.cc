@@ -14,10 +14,14 @@
 namespace toyllm {
 namespace {
 
-// Multiply-adds below which a product stays on one thread: handing a slice to a worker
-// costs about a microsecond, as much as ~30k multiply-adds of a GEMV. Measured: with a
-// lower bound stories260K (64-wide matrices) got slower at -t 2.
-constexpr int64_t kMinWorkPerThread = 64 * 1024;
+// Multiply-adds worth handing to another thread: a hand-off costs about a microsecond,
+// as much as ~30k multiply-adds of a GEMV. Measured: below this, stories260K (64-wide
+// matrices) got slower at -t 2.
+constexpr int64_t kMinWorkPerTask = 32 * 1024;
+
+// Tasks per thread at most: a few, so that when another process holds a core for a while
+// the threads still running pick up its share.
+constexpr int kTasksPerThread = 4;
 
 // Rows of a non-float32 weight matrix dequantised at once for a GEMM: ~1 MiB of float32
 // per thread, large enough for sgemm to run at full speed, small enough that the weights
@@ -29,23 +33,23 @@ std::unique_ptr<ThreadPool>& Pool() {
   return pool;
 }
 
-// Calls body(begin, end) on disjoint slices of w's rows covering all of them, one slice
-// per thread that `work` multiply-adds keep busy. Slices start on multiples of 16 rows so
-// two threads never write the same cache line of a GEMV's output.
+// Calls body(begin, end) on disjoint slices of w's rows covering all of them, as many as
+// `work` multiply-adds pay for, on the pool's threads. Slices start on multiples of 16 rows
+// so two threads never write the same cache line of a GEMV's output.
 void ForRowSlices(const Matrix& w, int64_t work, const std::function<void(int, int)>& body) {
   ThreadPool& pool = *Pool();
-  const int slices = static_cast<int>(
-      std::clamp<int64_t>(work / kMinWorkPerThread, 1, std::min(pool.size(), (w.rows + 15) / 16)));
-  if (slices == 1) {
+  const int max_tasks = pool.size() == 1 ? 1 : kTasksPerThread * pool.size();
+  const int groups = (w.rows + 15) / 16;
+  const int tasks = static_cast<int>(
+      std::clamp<int64_t>(work / kMinWorkPerTask, 1, std::min(max_tasks, groups)));
+  if (tasks == 1) {
     body(0, w.rows);
     return;
   }
-  const int per_slice = (w.rows + slices - 1) / slices;
-  const int step = (per_slice + 15) / 16 * 16;
-  pool.Run([&](int i) {
-    const int begin = std::min(w.rows, i * step);
-    const int end = i + 1 == slices ? w.rows : std::min(w.rows, begin + step);
-    if (i < slices && begin < end) body(begin, end);
+  pool.Run(tasks, [&](int i) {
+    const int begin = std::min(w.rows, groups * i / tasks * 16);
+    const int end = std::min(w.rows, groups * (i + 1) / tasks * 16);
+    body(begin, end);
   });
 }
 
