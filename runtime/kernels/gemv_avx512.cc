@@ -19,6 +19,7 @@ namespace {
 
 // Loaders: 16 weights of a row from element i on, as floats (masked: the first lanes only).
 struct F32 {
+  static constexpr bool kAlignRow = true;
   static __m512 Load(const void* row, int i) {
     return _mm512_loadu_ps(static_cast<const float*>(row) + i);
   }
@@ -28,6 +29,7 @@ struct F32 {
 };
 
 struct F16 {
+  static constexpr bool kAlignRow = false;  // 32-byte loads: GGUF's alignment suffices
   static __m512 Load(const void* row, int i) {
     return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(row) + i)));
   }
@@ -38,6 +40,7 @@ struct F16 {
 
 // bf16 is the top half of a float32: widen to 32 bits and shift into place.
 struct BF16 {
+  static constexpr bool kAlignRow = false;
   static __m512 Widen(__m256i bits) {
     return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
   }
@@ -53,6 +56,17 @@ template <class T>
 float Dot(const void* row, const float* x, int n) {
   __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
   int i = 0;
+  if (T::kAlignRow) {
+    // A 64-byte load that straddles two cache lines costs two; GGUF aligns tensors to 32
+    // bytes only, which made every float32 load straddle (19 GB/s instead of 29 on 768
+    // columns). A masked head brings the row's loads onto line boundaries.
+    const int head = static_cast<int>((64 - reinterpret_cast<uintptr_t>(row) % 64) % 64 / 4);
+    i = head < n ? head : n;
+    if (i > 0) {
+      const __mmask16 m = static_cast<__mmask16>((1u << i) - 1);
+      a1 = _mm512_fmadd_ps(T::Load(row, 0, m), _mm512_maskz_loadu_ps(m, x), a1);
+    }
+  }
   for (; i + 64 <= n; i += 64) {
     a0 = _mm512_fmadd_ps(T::Load(row, i), _mm512_loadu_ps(x + i), a0);
     a1 = _mm512_fmadd_ps(T::Load(row, i + 16), _mm512_loadu_ps(x + i + 16), a1);
