@@ -7,9 +7,9 @@
 #include <memory>
 #include <vector>
 
+#include "runtime/kernels/dequantize.h"
 #include "runtime/kernels/gemv.h"
 #include "runtime/thread_pool.h"
-#include "runtime/weight_convert.h"
 
 namespace toyllm {
 namespace {
@@ -66,7 +66,7 @@ void GemmRows(const float* x, int n, const Matrix& w, int begin, int end, float*
   tile.resize(static_cast<size_t>(tile_rows) * w.cols);
   for (int r = begin; r < end; r += tile_rows) {
     const int rows = std::min(tile_rows, end - r);
-    ToFloat32(w.type, w.row(r), int64_t{rows} * w.cols, tile.data());
+    Dequantize(w.type, w.row(r), int64_t{rows} * w.cols, tile.data());
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rows, w.cols, 1.0f, x, w.cols,
                 tile.data(), w.cols, 0.0f, y + r, w.rows);
   }

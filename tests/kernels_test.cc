@@ -1,6 +1,6 @@
-// The GEMV kernels of every instruction set this machine has, against the scalar reference;
-// and Linear (thread pool slices, dequantised tiles for GEMM) on every weight type against
-// a double-precision product of the same dequantised weights.
+// The GEMV and dequantising kernels of every instruction set this machine has, against the
+// scalar reference; and Linear (thread pool slices, dequantised tiles for GEMM) on every
+// weight type against a double-precision product of the same dequantised weights.
 #include <cfloat>
 #include <cmath>
 #include <random>
@@ -9,6 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "runtime/cpu_features.h"
+#include "runtime/kernels/dequantize.h"
 #include "runtime/kernels/gemv.h"
 #include "runtime/ops.h"
 #include "runtime/weight_convert.h"
@@ -88,6 +89,22 @@ TEST(kernels, EveryGemvPathMatchesTheScalarReference) {
             ASSERT_NEAR(y[r], expected[r], Tolerance(row, x.data(), cols)) << "row " << r;
           }
         }
+      }
+    }
+  }
+}
+
+// The conversions are exact, so the vector path must equal the scalar one bit for bit.
+TEST(kernels, DequantizeEqualsTheScalarConversion) {
+  std::mt19937 gen(7);
+  for (WeightType type : kTypes) {
+    for (int n : {32, 96, 1024}) {
+      for (int extra : {0, 1, 7}) {  // ragged tails, for the types that allow them
+        const int count = type == WeightType::kQ8_0 ? n : n + extra;
+        const TypedMatrix m = MakeMatrix(gen, type, 1, count);
+        std::vector<float> out(count, NAN);
+        Dequantize(type, m.view.data, count, out.data());
+        EXPECT_EQ(out, m.floats) << "type " << static_cast<int>(type) << " n " << count;
       }
     }
   }
