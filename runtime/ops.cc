@@ -36,7 +36,8 @@ std::unique_ptr<ThreadPool>& Pool() {
 // Calls body(begin, end) on disjoint slices of w's rows covering all of them, as many as
 // `work` multiply-adds pay for, on the pool's threads. Slices start on multiples of 16 rows
 // so two threads never write the same cache line of a GEMV's output.
-void ForRowSlices(const Matrix& w, int64_t work, const std::function<void(int, int)>& body) {
+template <class Body>
+void ForRowSlices(const Matrix& w, int64_t work, const Body& body) {
   ThreadPool& pool = *Pool();
   const int max_tasks = pool.size() == 1 ? 1 : kTasksPerThread * pool.size();
   const int groups = (w.rows + 15) / 16;

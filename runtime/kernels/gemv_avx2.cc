@@ -94,17 +94,21 @@ float DotQ8_0(const void* row, const float* x, int n) {
   return Sum(_mm256_add_ps(a0, a1));
 }
 
+// The row loop with the dot product inlined: small models have rows of only 64 weights.
+template <float (*dot)(const void*, const float*, int)>
+void Rows(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
+  for (int r = row_begin; r < row_end; ++r) y[r] = dot(w.row(r), x, w.cols);
+}
+
 }  // namespace
 
 void GemvAvx2(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
-  float (*dot)(const void*, const float*, int) = nullptr;
   switch (w.type) {
-    case WeightType::kF32: dot = Dot<F32>; break;
-    case WeightType::kF16: dot = Dot<F16>; break;
-    case WeightType::kBF16: dot = Dot<BF16>; break;
-    case WeightType::kQ8_0: dot = DotQ8_0; break;
+    case WeightType::kF32: return Rows<Dot<F32>>(w, x, row_begin, row_end, y);
+    case WeightType::kF16: return Rows<Dot<F16>>(w, x, row_begin, row_end, y);
+    case WeightType::kBF16: return Rows<Dot<BF16>>(w, x, row_begin, row_end, y);
+    case WeightType::kQ8_0: return Rows<DotQ8_0>(w, x, row_begin, row_end, y);
   }
-  for (int r = row_begin; r < row_end; ++r) y[r] = dot(w.row(r), x, w.cols);
 }
 
 }  // namespace toyllm
