@@ -449,6 +449,25 @@ TEST_F(gguf, QuantizedFilesStayCloseToF32) {
     std::cerr << GgmlTypeName(c.type) << ": max abs logit difference from f32 " << diff << "\n";
     EXPECT_GT(diff, 0.0f) << "a lossy type cannot be exact";
     EXPECT_LT(diff, c.bound);
+    // The runtime computes on the matrices where the file maps them, in their stored type:
+    // nothing is expanded to float32 (the norms are f32 already).
+    EXPECT_TRUE((*model)->converted.empty());
+    EXPECT_EQ((*model)->weights.layers[0].w3.type, c.type);
+
+    // Re-exporting in the same type copies the stored bytes (no second rounding);
+    // exporting as f32 writes exactly the weights the runtime computed with.
+    ExportOptions options;
+    options.type = c.type;
+    options.name = "stories260K";
+    options.tokenizer = tokenizer_.get();
+    const std::string again = dir_ + "/again.gguf", wide = dir_ + "/wide.gguf";
+    ASSERT_TRUE(WriteLlamaGguf(again, (*model)->config, (*model)->weights, options).ok());
+    options.type = GgmlType::kF32;
+    ASSERT_TRUE(WriteLlamaGguf(wide, (*model)->config, (*model)->weights, options).ok());
+    EXPECT_EQ(testing::ReadFile(again), testing::ReadFile(path));
+    ModelOr widened = LoadModel(wide);
+    ASSERT_TRUE(widened.ok()) << widened.status();
+    EXPECT_EQ(testing::AllLogits(**widened, kTokens, kContext), logits);
 
     absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(path);
     ASSERT_TRUE(file.ok()) << file.status();
