@@ -11,6 +11,8 @@
 // Everything below may use AVX2; it is only called where DetectedCpuLevel() allows.
 #pragma GCC target("avx2,fma,f16c")
 
+#include "runtime/kernels/gemv_rows.h"  // after the pragma: its loops use the same target
+
 namespace toyllm {
 namespace {
 
@@ -44,7 +46,7 @@ struct BF16 {
   static float At(const void* row, int i) { return Bf16ToFloat(Bits16(row, i)); }
 };
 
-float Sum(__m256 v) {
+float HorizontalSum(__m256 v) {
   const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 s2 = _mm_add_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
@@ -63,52 +65,34 @@ float Dot(const void* row, const float* x, int n) {
   for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(T::Load(row, i), _mm256_loadu_ps(x + i), a0);
   float tail = 0.0f;
   for (; i < n; ++i) tail += T::At(row, i) * x[i];
-  return Sum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3))) + tail;
+  return HorizontalSum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3))) + tail;
 }
 
 __m256 Widen8(const int8_t* q) {
   return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q))));
 }
 
-// One Q8_0 block times x: the 32 int8 weights widened to float, then scaled once.
-__m256 BlockDot(const BlockQ8_0* block, const float* x, __m256 acc) {
-  uint16_t scale;
-  std::memcpy(&scale, &block->scale, sizeof(scale));
-  __m256 sum = _mm256_mul_ps(Widen8(block->q), _mm256_loadu_ps(x));
-  sum = _mm256_fmadd_ps(Widen8(block->q + 8), _mm256_loadu_ps(x + 8), sum);
-  sum = _mm256_fmadd_ps(Widen8(block->q + 16), _mm256_loadu_ps(x + 16), sum);
-  sum = _mm256_fmadd_ps(Widen8(block->q + 24), _mm256_loadu_ps(x + 24), sum);
-  return _mm256_fmadd_ps(sum, _mm256_set1_ps(_cvtsh_ss(scale)), acc);
-}
-
-float DotQ8_0(const void* row, const float* x, int n) {
-  const BlockQ8_0* blocks = static_cast<const BlockQ8_0*>(row);
-  const int n_blocks = n / kQ8Block;
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0;
-  int b = 0;
-  for (; b + 2 <= n_blocks; b += 2) {
-    a0 = BlockDot(&blocks[b], x + b * kQ8Block, a0);
-    a1 = BlockDot(&blocks[b + 1], x + (b + 1) * kQ8Block, a1);
+// What gemv_rows.h needs of this instruction set.
+struct Avx2 {
+  using Vec = __m256;
+  static Vec Zero() { return _mm256_setzero_ps(); }
+  static Vec Add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
+  static float Sum(Vec v) { return HorizontalSum(v); }
+  // acc + scale · (q · x) for one Q8_0 block: the 32 int8 weights widened to float.
+  static Vec BlockDot(const int8_t* q, float scale, const float* x, Vec acc) {
+    __m256 sum = _mm256_mul_ps(Widen8(q), _mm256_loadu_ps(x));
+    sum = _mm256_fmadd_ps(Widen8(q + 8), _mm256_loadu_ps(x + 8), sum);
+    sum = _mm256_fmadd_ps(Widen8(q + 16), _mm256_loadu_ps(x + 16), sum);
+    sum = _mm256_fmadd_ps(Widen8(q + 24), _mm256_loadu_ps(x + 24), sum);
+    return _mm256_fmadd_ps(sum, _mm256_set1_ps(scale), acc);
   }
-  if (b < n_blocks) a0 = BlockDot(&blocks[b], x + b * kQ8Block, a0);
-  return Sum(_mm256_add_ps(a0, a1));
-}
-
-// The row loop with the dot product inlined: small models have rows of only 64 weights.
-template <float (*dot)(const void*, const float*, int)>
-void Rows(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
-  for (int r = row_begin; r < row_end; ++r) y[r] = dot(w.row(r), x, w.cols);
-}
+  static constexpr gemv_rows::DotFn kF32 = Dot<F32>, kF16 = Dot<F16>, kBF16 = Dot<BF16>;
+};
 
 }  // namespace
 
 void GemvAvx2(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
-  switch (w.type) {
-    case WeightType::kF32: return Rows<Dot<F32>>(w, x, row_begin, row_end, y);
-    case WeightType::kF16: return Rows<Dot<F16>>(w, x, row_begin, row_end, y);
-    case WeightType::kBF16: return Rows<Dot<BF16>>(w, x, row_begin, row_end, y);
-    case WeightType::kQ8_0: return Rows<DotQ8_0>(w, x, row_begin, row_end, y);
-  }
+  gemv_rows::Gemv<Avx2>(w, x, row_begin, row_end, y);
 }
 
 }  // namespace toyllm

@@ -14,6 +14,8 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
+#include "runtime/kernels/gemv_rows.h"  // after the pragma: its loops use the same target
+
 namespace toyllm {
 namespace {
 
@@ -81,45 +83,27 @@ float Dot(const void* row, const float* x, int n) {
   return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
 }
 
-// One Q8_0 block times x: the 32 int8 weights widened to float, then scaled once.
-__m512 BlockDot(const BlockQ8_0* block, const float* x, __m512 acc) {
-  uint16_t scale;
-  std::memcpy(&scale, &block->scale, sizeof(scale));
-  const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(block->q));
-  const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(q)));
-  const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(q, 1)));
-  const __m512 sum = _mm512_fmadd_ps(lo, _mm512_loadu_ps(x), _mm512_mul_ps(hi, _mm512_loadu_ps(x + 16)));
-  return _mm512_fmadd_ps(sum, _mm512_set1_ps(_cvtsh_ss(scale)), acc);
-}
-
-float DotQ8_0(const void* row, const float* x, int n) {
-  const BlockQ8_0* blocks = static_cast<const BlockQ8_0*>(row);
-  const int n_blocks = n / kQ8Block;
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0;
-  int b = 0;
-  for (; b + 2 <= n_blocks; b += 2) {
-    a0 = BlockDot(&blocks[b], x + b * kQ8Block, a0);
-    a1 = BlockDot(&blocks[b + 1], x + (b + 1) * kQ8Block, a1);
+// What gemv_rows.h needs of this instruction set.
+struct Avx512 {
+  using Vec = __m512;
+  static Vec Zero() { return _mm512_setzero_ps(); }
+  static Vec Add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
+  static float Sum(Vec v) { return _mm512_reduce_add_ps(v); }
+  // acc + scale · (q · x) for one Q8_0 block: the 32 int8 weights widened to float.
+  static Vec BlockDot(const int8_t* q, float scale, const float* x, Vec acc) {
+    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
+    const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(bytes)));
+    const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(bytes, 1)));
+    const __m512 sum = _mm512_fmadd_ps(lo, _mm512_loadu_ps(x), _mm512_mul_ps(hi, _mm512_loadu_ps(x + 16)));
+    return _mm512_fmadd_ps(sum, _mm512_set1_ps(scale), acc);
   }
-  if (b < n_blocks) a0 = BlockDot(&blocks[b], x + b * kQ8Block, a0);
-  return _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
-}
-
-// The row loop with the dot product inlined: small models have rows of only 64 weights.
-template <float (*dot)(const void*, const float*, int)>
-void Rows(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
-  for (int r = row_begin; r < row_end; ++r) y[r] = dot(w.row(r), x, w.cols);
-}
+  static constexpr gemv_rows::DotFn kF32 = Dot<F32>, kF16 = Dot<F16>, kBF16 = Dot<BF16>;
+};
 
 }  // namespace
 
 void GemvAvx512(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
-  switch (w.type) {
-    case WeightType::kF32: return Rows<Dot<F32>>(w, x, row_begin, row_end, y);
-    case WeightType::kF16: return Rows<Dot<F16>>(w, x, row_begin, row_end, y);
-    case WeightType::kBF16: return Rows<Dot<BF16>>(w, x, row_begin, row_end, y);
-    case WeightType::kQ8_0: return Rows<DotQ8_0>(w, x, row_begin, row_end, y);
-  }
+  gemv_rows::Gemv<Avx512>(w, x, row_begin, row_end, y);
 }
 
 }  // namespace toyllm
