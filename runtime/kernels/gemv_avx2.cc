@@ -9,7 +9,11 @@
 #include "runtime/weight_convert.h"
 
 // Everything below may use AVX2; it is only called where DetectedCpuLevel() allows.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
 #pragma GCC target("avx2,fma,f16c")
+#endif
 
 #include "runtime/kernels/gemv_rows.h"  // after the pragma: its loops use the same target
 
@@ -96,3 +100,7 @@ void GemvAvx2(const Matrix& w, const float* x, int row_begin, int row_end, float
 }
 
 }  // namespace toyllm
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif

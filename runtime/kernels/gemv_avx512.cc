@@ -8,11 +8,17 @@
 #include "runtime/kernels/gemv.h"
 
 // Everything below may use AVX-512; it is only called where DetectedCpuLevel() allows.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"))), apply_to = function)
+#else
 #pragma GCC target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")
+#endif
+#if !defined(__clang__)
 // gcc 12's own intrinsics self-initialise "undefined" registers (__m512 __Y = __Y), which
 // its uninitialised-variable warnings flag inside avx512fintrin.h.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include "runtime/kernels/gemv_rows.h"  // after the pragma: its loops use the same target
 
@@ -107,3 +113,7 @@ void GemvAvx512(const Matrix& w, const float* x, int row_begin, int row_end, flo
 }
 
 }  // namespace toyllm
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif

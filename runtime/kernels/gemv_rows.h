@@ -19,7 +19,10 @@ namespace gemv_rows {
 using DotFn = float (*)(const void* row, const float* x, int n);
 
 // A block's f16 scale (F16C: both SIMD paths have it), read without assuming alignment.
-inline float BlockScale(const BlockQ8_0& block) {
+// A template so that each instruction set compiles its own copy: one inline function
+// compiled for two targets would leave the linker free to pick the AVX-512 one for both.
+template <class Isa>
+float BlockScale(const BlockQ8_0& block) {
   uint16_t bits;
   std::memcpy(&bits, &block.scale, sizeof(bits));
   return _cvtsh_ss(bits);
@@ -34,10 +37,10 @@ float DotQ8_0(const void* row, const float* x, int n) {
   typename Isa::Vec a0 = Isa::Zero(), a1 = a0;
   int b = 0;
   for (; b + 2 <= n_blocks; b += 2) {
-    a0 = Isa::BlockDot(blocks[b].q, BlockScale(blocks[b]), x + b * kQ8Block, a0);
-    a1 = Isa::BlockDot(blocks[b + 1].q, BlockScale(blocks[b + 1]), x + (b + 1) * kQ8Block, a1);
+    a0 = Isa::BlockDot(blocks[b].q, BlockScale<Isa>(blocks[b]), x + b * kQ8Block, a0);
+    a1 = Isa::BlockDot(blocks[b + 1].q, BlockScale<Isa>(blocks[b + 1]), x + (b + 1) * kQ8Block, a1);
   }
-  if (b < n_blocks) a0 = Isa::BlockDot(blocks[b].q, BlockScale(blocks[b]), x + b * kQ8Block, a0);
+  if (b < n_blocks) a0 = Isa::BlockDot(blocks[b].q, BlockScale<Isa>(blocks[b]), x + b * kQ8Block, a0);
   return Isa::Sum(Isa::Add(a0, a1));
 }
 
