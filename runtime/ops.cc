@@ -81,6 +81,8 @@ void SetThreadCount(int n) {
   if (Pool()->size() != n) Pool() = std::make_unique<ThreadPool>(n);
 }
 
+void ParallelFor(int n, const std::function<void(int)>& body) { Pool()->Run(n, body); }
+
 void Linear(const float* x, int n, const Matrix& w, float* y) {
   const int64_t work = int64_t{n} * w.rows * w.cols;
   if (n == 1) {
