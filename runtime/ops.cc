@@ -15,8 +15,9 @@ namespace toyllm {
 namespace {
 
 // Multiply-adds worth handing to another thread: a hand-off costs about a microsecond,
-// as much as ~30k multiply-adds of a GEMV. Measured: below this, stories260K (64-wide
-// matrices) got slower at -t 2.
+// as much as ~30k multiply-adds of a GEMV. So stories260K's matrices (512×64 at most) stay
+// on one thread, and it decodes as fast with -t 2 as with -t 1 (with OpenBLAS's threads
+// -t 2 was twice as slow); the 15M shape's (288×288 and up) are split.
 constexpr int64_t kMinWorkPerTask = 32 * 1024;
 
 // Tasks per thread at most: a few, so that when another process holds a core for a while
