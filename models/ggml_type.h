@@ -5,9 +5,12 @@
 #include <cstdint>
 #include <string>
 
+#include "runtime/weight_type.h"
+
 namespace toyllm {
 
-enum class GgmlType : uint32_t { kF32 = 0, kF16 = 1, kQ8_0 = 8, kBF16 = 30 };
+// The runtime numbers its weight types as ggml does; GGUF files use the same ids.
+using GgmlType = WeightType;
 
 struct GgmlTypeTraits {
   const char* name;

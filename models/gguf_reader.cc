@@ -5,19 +5,53 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "models/gguf_file.h"
-#include "models/tensor_convert.h"
+#include "runtime/weight_convert.h"
 #include "tokenizer/sentencepiece_proto.h"
 
 namespace toyllm {
 namespace {
 
-// Maps a GGUF file's tensors into a ModelFile: float32 tensors in place, others converted.
+bool IsFloatAligned(const GgufTensor& t) {
+  return reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0;
+}
+
+// Whether TensorMapper copies a tensor to float32: vectors (norms) stored in another type,
+// and float32 tensors the file misaligns. Matrices of the other types are read in place
+// (their kernels load bytes without alignment).
+bool NeedsCopy(const GgufTensor& t) {
+  return t.type == GgmlType::kF32 ? !IsFloatAligned(t) : t.dims.size() == 1;
+}
+
+// Maps a GGUF file's tensors into a ModelFile: matrices in place, in their stored type.
 class TensorMapper {
  public:
   TensorMapper(const GgufFile& gguf, ModelFile& model) : gguf_(gguf), model_(model) {}
 
   // A tensor of exactly the given ggml dims (contiguous axis first), as float32.
   absl::StatusOr<const float*> Floats(const std::string& name, std::vector<int64_t> dims) {
+    absl::StatusOr<const GgufTensor*> found = Find(name, dims);
+    if (!found.ok()) return found.status();
+    const GgufTensor* t = *found;
+    if (t->type == GgmlType::kF32 && IsFloatAligned(*t)) return reinterpret_cast<const float*>(t->data);
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<float>& copy = model_.converted.emplace_back(n);
+    ToFloat32(t->type, t->data, n, copy.data());
+    return copy.data();
+  }
+
+  // A matrix in place, in its stored type; float32 only when the file misaligns one.
+  absl::StatusOr<Matrix> Linear(const std::string& name, int rows, int cols) {
+    absl::StatusOr<const GgufTensor*> t = Find(name, {cols, rows});
+    if (!t.ok()) return t.status();
+    if (!NeedsCopy(**t)) return Matrix{(*t)->data, rows, cols, (*t)->type};
+    absl::StatusOr<const float*> data = Floats(name, {cols, rows});
+    if (!data.ok()) return data.status();
+    return Matrix{*data, rows, cols};
+  }
+
+ private:
+  absl::StatusOr<const GgufTensor*> Find(const std::string& name, const std::vector<int64_t>& dims) {
     const GgufTensor* t = gguf_.FindTensor(name);
     if (t == nullptr) {
       return absl::NotFoundError(absl::StrCat(gguf_.path(), ": tensor '", name, "' is missing"));
@@ -27,22 +61,9 @@ class TensorMapper {
           gguf_.path(), ": tensor '", name, "' has dims [", absl::StrJoin(t->dims, ", "),
           "], expected [", absl::StrJoin(dims, ", "), "] from the metadata"));
     }
-    const bool aligned = reinterpret_cast<uintptr_t>(t->data) % alignof(float) == 0;
-    if (t->type == GgmlType::kF32 && aligned) return reinterpret_cast<const float*>(t->data);
-    int64_t n = 1;
-    for (int64_t d : dims) n *= d;
-    std::vector<float>& copy = model_.converted.emplace_back(n);
-    ToFloat32(t->type, t->data, n, copy.data());
-    return copy.data();
+    return t;
   }
 
-  absl::StatusOr<Matrix> Linear(const std::string& name, int rows, int cols) {
-    absl::StatusOr<const float*> data = Floats(name, {cols, rows});
-    if (!data.ok()) return data.status();
-    return Matrix{*data, rows, cols};
-  }
-
- private:
   const GgufFile& gguf_;
   ModelFile& model_;
 };
@@ -226,10 +247,9 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadGguf(std::unique_ptr<MappedFile> 
     return absl::InvalidArgumentError(absl::StrCat(file->path(), ": bad metadata: ", s.message()));
   }
 
-  // TensorMapper copies every tensor but aligned float32 ones to float32.
   int64_t converted_bytes = 0;
   for (const GgufTensor& t : gguf->tensors()) {
-    if (t.type == GgmlType::kF32 && reinterpret_cast<uintptr_t>(t.data) % alignof(float) == 0) continue;
+    if (!NeedsCopy(t)) continue;
     int64_t n = sizeof(float);
     for (int64_t d : t.dims) n *= d;
     converted_bytes += n;  // Parse bounds the tensors, which do not overlap, by the file

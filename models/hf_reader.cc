@@ -8,7 +8,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "models/safetensors_file.h"
-#include "models/tensor_convert.h"
+#include "models/ggml_type.h"
+#include "runtime/weight_convert.h"
 
 namespace toyllm {
 namespace {

@@ -1,8 +1,10 @@
 #include "models/llama_gguf_export.h"
 
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "models/gguf_reader.h"
-#include "models/tensor_convert.h"
+#include "runtime/weight_convert.h"
 
 namespace toyllm {
 namespace {
@@ -75,18 +77,29 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
   }
   if (options.tokenizer != nullptr) AddTokenizer(*options.tokenizer, w);
 
-  const auto add_tensor = [&w, &options](const std::string& name, const float* data,
-                                          std::vector<int64_t> dims, GgmlType type) {
-    const int64_t n = dims.size() == 1 ? dims[0] : dims[0] * dims[1];
-    w.AddTensor(name, std::move(dims), type, [&options, name, data, n, type](std::string* out) {
-      FromFloat32(type, options.values ? options.values(name, n) : data, n, out);
+  const auto add_vector = [&w, &options](const std::string& name, const float* data, int n) {
+    w.AddTensor(name, {n}, GgmlType::kF32, [&options, name, data, n](std::string* out) {
+      FromFloat32(GgmlType::kF32, options.values ? options.values(name, n) : data, n, out);
     });
   };
-  const auto add_vector = [&add_tensor](const std::string& name, const float* data, int n) {
-    add_tensor(name, data, {n}, GgmlType::kF32);
-  };
-  const auto add_matrix = [&add_tensor, &options](const std::string& name, const Matrix& m) {
-    add_tensor(name, m.data, {m.cols, m.rows}, StoredType(options.type, m.cols));
+  const auto add_matrix = [&w, &options](const std::string& name, const Matrix& m) {
+    const GgmlType type = StoredType(options.type, m.cols);
+    w.AddTensor(name, {m.cols, m.rows}, type, [&options, name, m, type](std::string* out) {
+      if (options.values) {  // a generated model: the views give only the shape
+        const int64_t n = int64_t{m.rows} * m.cols;
+        FromFloat32(type, options.values(name, n), n, out);
+        return;
+      }
+      if (m.type == type) {  // already stored so: copy the bytes, never re-quantise
+        out->append(static_cast<const char*>(m.data), m.rows * m.row_bytes());
+        return;
+      }
+      std::vector<float> row(m.cols);
+      for (int r = 0; r < m.rows; ++r) {
+        ToFloat32(m.type, m.row(r), m.cols, row.data());
+        FromFloat32(type, row.data(), m.cols, out);
+      }
+    });
   };
   add_matrix("token_embd.weight", weights.token_embedding);
   for (int l = 0; l < c.n_layers; ++l) {

@@ -20,7 +20,9 @@ struct ModelFile {
   ModelConfig config;
   ModelWeights weights;  // views into `mappings`, or into `converted` where converted
   std::vector<std::unique_ptr<MappedFile>> mappings;  // the file, or a checkpoint's shards
-  std::vector<std::vector<float>> converted;  // float32 copies of f16/bf16/q8_0 tensors
+  // float32 copies of what the runtime cannot use in place: other readers' f16/bf16/int8
+  // tensors, GGUF's misaligned float32 tensors and non-float32 norms
+  std::vector<std::vector<float>> converted;
 
   // A SentencePiece ModelProto the file carries (GGUF), or empty.
   std::string tokenizer_model;

@@ -14,7 +14,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "models/pickle_reader.h"
-#include "models/tensor_convert.h"
+#include "models/ggml_type.h"
+#include "runtime/weight_convert.h"
 #include "models/zip_archive.h"
 
 namespace toyllm {

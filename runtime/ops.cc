@@ -2,33 +2,121 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
+#include <vector>
+
+#include "runtime/kernels/dequantize.h"
+#include "runtime/kernels/gemv.h"
+#include "runtime/thread_pool.h"
 
 namespace toyllm {
+namespace {
 
-void SetThreadCount(int n) { openblas_set_num_threads(n); }
+// Multiply-adds worth handing to another thread: a hand-off costs about a microsecond,
+// as much as ~30k multiply-adds of a GEMV. So stories260K's matrices (512×64 at most) stay
+// on one thread, and it decodes as fast with -t 2 as with -t 1 (with OpenBLAS's threads
+// -t 2 was twice as slow); the 15M shape's (288×288 and up) are split.
+constexpr int64_t kMinWorkPerTask = 32 * 1024;
 
-void Linear(const float* x, int n, const Matrix& w, float* y) {
-  if (n == 1) {
-    cblas_sgemv(CblasRowMajor, CblasNoTrans, w.rows, w.cols, 1.0f, w.data, w.cols, x, 1, 0.0f,
-                y, 1);
+// Tasks per thread at most: a few, so that when another process holds a core for a while
+// the threads still running pick up its share.
+constexpr int kTasksPerThread = 4;
+
+// Rows of a non-float32 weight matrix dequantised at once for a GEMM: ~1 MiB of float32
+// per thread, large enough for sgemm to run at full speed, small enough that the weights
+// are never expanded whole.
+constexpr int64_t kTileFloats = 256 * 1024;
+
+std::unique_ptr<ThreadPool>& Pool() {
+  static std::unique_ptr<ThreadPool> pool = std::make_unique<ThreadPool>(1);
+  return pool;
+}
+
+// Calls body(begin, end) on disjoint slices of w's rows covering all of them, as many as
+// `work` multiply-adds pay for, on the pool's threads. Slices start on multiples of 16 rows
+// so two threads never write the same cache line of a GEMV's output.
+template <class Body>
+void ForRowSlices(const Matrix& w, int64_t work, const Body& body) {
+  ThreadPool& pool = *Pool();
+  const int max_tasks = pool.size() == 1 ? 1 : kTasksPerThread * pool.size();
+  const int groups = (w.rows + 15) / 16;
+  const int tasks = static_cast<int>(
+      std::clamp<int64_t>(work / kMinWorkPerTask, 1, std::min(max_tasks, groups)));
+  if (tasks == 1) {
+    body(0, w.rows);
     return;
   }
-  MatMulTransposed(n, w.rows, w.cols, 1.0f, x, w.cols, w.data, w.cols, y, w.rows);
+  pool.Run(tasks, [&](int i) {
+    const int begin = std::min(w.rows, groups * i / tasks * 16);
+    const int end = std::min(w.rows, groups * (i + 1) / tasks * 16);
+    body(begin, end);
+  });
+}
+
+// y[n, rows begin..end) = x[n, cols] · W[begin..end)ᵀ. Float32 weights go to sgemm as they
+// are; other types a tile of rows at a time through a per-thread float32 scratch buffer.
+void GemmRows(const float* x, int n, const Matrix& w, int begin, int end, float* y) {
+  if (w.type == WeightType::kF32) {
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, end - begin, w.cols, 1.0f, x,
+                w.cols, w.floats() + int64_t{begin} * w.cols, w.cols, 0.0f, y + begin, w.rows);
+    return;
+  }
+  const int tile_rows = static_cast<int>(std::max<int64_t>(16, kTileFloats / w.cols));
+  thread_local std::vector<float> tile;
+  tile.resize(static_cast<size_t>(tile_rows) * w.cols);
+  for (int r = begin; r < end; r += tile_rows) {
+    const int rows = std::min(tile_rows, end - r);
+    Dequantize(w.type, w.row(r), int64_t{rows} * w.cols, tile.data());
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rows, w.cols, 1.0f, x, w.cols,
+                tile.data(), w.cols, 0.0f, y + r, w.rows);
+  }
+}
+
+}  // namespace
+
+void SetThreadCount(int n) {
+  openblas_set_num_threads(1);  // the pool parallelises; BLAS runs inside its slices
+  n = std::max(1, n);
+  if (Pool()->size() != n) Pool() = std::make_unique<ThreadPool>(n);
+}
+
+void ParallelFor(int n, const std::function<void(int)>& body) { Pool()->Run(n, body); }
+
+void Linear(const float* x, int n, const Matrix& w, float* y) {
+  const int64_t work = int64_t{n} * w.rows * w.cols;
+  if (n == 1) {
+    ForRowSlices(w, work, [&](int begin, int end) { Gemv(w, x, begin, end, y); });
+    return;
+  }
+  ForRowSlices(w, work, [&](int begin, int end) { GemmRows(x, n, w, begin, end, y); });
 }
 
 void MatMulTransposed(int m, int n, int k, float alpha, const float* a, int lda,
                       const float* b, int ldb, float* c, int ldc) {
+  if (m == 1 && ldb == k) {  // one query row (decode): a GEMV over b's rows
+    Gemv(Matrix{b, n, k}, a, 0, n, c);
+    for (int j = 0; j < n; ++j) c[j] *= alpha;
+    return;
+  }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, alpha, a, lda, b, ldb, 0.0f, c,
               ldc);
 }
 
 void MatMul(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
             int ldc) {
+  if (m == 1) {  // one row (decode): c = Σ_i a[i] · b[i, :], rows of b read in order
+    std::fill_n(c, n, 0.0f);
+    for (int i = 0; i < k; ++i) {
+      const float* row = b + int64_t{i} * ldb;
+      for (int j = 0; j < n; ++j) c[j] += a[i] * row[j];
+    }
+    return;
+  }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c,
               ldc);
 }
-
 void RmsNorm(float* out, const float* x, const float* weight, int n, float eps) {
   float ss = 0.0f;
   for (int i = 0; i < n; ++i) ss += x[i] * x[i];

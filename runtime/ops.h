@@ -1,17 +1,23 @@
-// The numerical building blocks of the forward pass. Matrix products go through BLAS;
-// the element-wise ops are plain loops that accumulate in float, in llama2.c's order.
+// The numerical building blocks of the forward pass. Decode's matrix products (one row)
+// use the GEMV kernels of runtime/kernels, batches go through BLAS; the element-wise ops
+// are plain loops that accumulate in float, in llama2.c's order.
 #ifndef TOYLLM_RUNTIME_OPS_H_
 #define TOYLLM_RUNTIME_OPS_H_
+
+#include <functional>
 
 #include "runtime/weights.h"
 
 namespace toyllm {
 
-// Threads that BLAS may use for one product; the runtime's only threading policy.
+// Threads that share one matrix product (runtime/thread_pool.h); BLAS itself stays on one.
 void SetThreadCount(int n);
 
-// y[n, w.rows] = x[n, w.cols] · wᵀ: a linear layer applied to n rows at once
-// (GEMV for one row, GEMM for a batch).
+// Runs body(i) for every i in [0, n) on the threads SetThreadCount gave, in any order.
+void ParallelFor(int n, const std::function<void(int)>& body);
+
+// y[n, w.rows] = x[n, w.cols] · wᵀ: a linear layer applied to n rows at once (GEMV for one
+// row, GEMM for a batch), with w in any WeightType.
 void Linear(const float* x, int n, const Matrix& w, float* y);
 
 // c[m, n] = alpha · a[m, k] · b[n, k]ᵀ, each matrix row-major with its own row stride.

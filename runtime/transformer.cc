@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/ops.h"
+#include "runtime/weight_convert.h"
 
 namespace toyllm {
 namespace {
@@ -68,7 +69,7 @@ absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(const ModelConf
   }
   const int64_t row_floats = int64_t{3} * config.dim + 3 * config.q_dim() +
                              2 * config.kv_dim() + 2 * config.hidden_dim + config.vocab_size +
-                             context_length;
+                             int64_t{config.n_heads} * context_length;
   const int64_t bytes = KvCache::Bytes(config, context_length) +
                         max_batch * row_floats * int64_t{sizeof(float)};
   if (bytes > PhysicalMemoryBytes()) {
@@ -96,7 +97,7 @@ Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights,
   k_.resize(n * config.kv_dim());
   v_.resize(n * config.kv_dim());
   attn_.resize(n * config.q_dim());
-  scores_.resize(n * context_length);
+  scores_.resize(n * config.n_heads * context_length);
   out_.resize(n * config.dim);
   gate_.resize(n * config.hidden_dim);
   up_.resize(n * config.hidden_dim);
@@ -122,7 +123,8 @@ absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const in
           absl::StrCat("token id ", tokens[t], " is outside the vocabulary 0..", c.vocab_size - 1));
     }
     // The article's x: each token's row of the embedding table starts the residual stream.
-    std::copy_n(weights_.token_embedding.row(tokens[t]), dim, &x_[t * dim]);
+    const Matrix& embedding = weights_.token_embedding;
+    ToFloat32(embedding.type, embedding.row(tokens[t]), dim, &x_[t * dim]);
   }
   Offer(Tap::kEmbed, -1, pos, n, dim, x_.data());
 
@@ -190,13 +192,13 @@ void Transformer::Attention(int layer, int pos, int n) {
   const int d_k = c.head_dim;
   const int n_keys = pos + n;
   const float scale = 1.0f / sqrtf(static_cast<float>(d_k));
-  for (int h = 0; h < c.n_heads; ++h) {
+  const auto head = [&](int h) {
     // Grouped-query attention: consecutive query heads share one key/value head.
     const int kv_head = h / c.group_size();
     const float* q = &q_[h * d_k];
     const float* k = cache_.keys(layer, kv_head);
     const float* v = cache_.values(layer, kv_head);
-    float* scores = scores_.data();
+    float* scores = &scores_[static_cast<size_t>(h) * n * n_keys];
     float* out = &attn_[h * d_k];
 
     // scores = q·kᵀ/√d_k against every cached key.
@@ -216,6 +218,13 @@ void Transformer::Attention(int layer, int pos, int n) {
 
     // out = weights·v: each position's new, context-aware vector.
     MatMul(n, d_k, n_keys, weights, n_keys, v, d_k, out, c.q_dim());
+  };
+  // The heads are independent. A prompt's heads share the threads, unless an observer
+  // takes their taps (in head order); one decode row's heads are too small to be worth it.
+  if (n > 1 && observer_ == nullptr) {
+    ParallelFor(c.n_heads, head);
+  } else {
+    for (int h = 0; h < c.n_heads; ++h) head(h);
   }
 }
 

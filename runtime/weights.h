@@ -1,20 +1,29 @@
 // Views of a model's weights. The runtime never owns weight memory: a reader in models/
-// maps a file and hands out these views, so float32 weights are used in place.
+// maps a file and hands out these views, so weights (float32, f16, bf16 or Q8_0) are used
+// in place, as the file stores them.
 #ifndef TOYLLM_RUNTIME_WEIGHTS_H_
 #define TOYLLM_RUNTIME_WEIGHTS_H_
 
+#include <cstdint>
 #include <vector>
+
+#include "runtime/weight_type.h"
 
 namespace toyllm {
 
 // A row-major matrix [rows, cols]. A linear layer W maps x (cols) to y = W·x (rows), the
 // PyTorch nn.Linear convention, so a projection's output width is its number of rows.
+// Rows are stored one after another, each in `type` (for Q8_0, cols / 32 blocks).
 struct Matrix {
-  const float* data = nullptr;
+  const void* data = nullptr;
   int rows = 0;
   int cols = 0;
+  WeightType type = WeightType::kF32;
 
-  const float* row(int r) const { return data + static_cast<long>(r) * cols; }
+  int64_t row_bytes() const { return WeightBytes(type, cols); }
+  const void* row(int r) const { return static_cast<const char*>(data) + r * row_bytes(); }
+  // The elements of a float32 matrix; only meaningful when type is kF32.
+  const float* floats() const { return static_cast<const float*>(data); }
 };
 
 struct LayerWeights {

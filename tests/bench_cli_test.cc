@@ -15,6 +15,7 @@
 #include "models/benchmark_shapes.h"
 #include "models/model_file.h"
 #include "tests/test_env.h"
+#include "runtime/weight_convert.h"
 #include "tests/test_util.h"
 #include "tools/weight_traffic.h"
 
@@ -169,13 +170,18 @@ TEST_F(convert_random, LoadsWithTheShapeTypeAndWeightsAsked) {
   EXPECT_EQ(WeightBytesPerToken(**model),
             (c.n_layers * LayerWeights(c) + int64_t{c.vocab_size} * c.dim + c.dim) / 32 * 34);
 
-  // Weights ~ N(0, 0.02²), norms 1.
+  // Weights ~ N(0, 0.02²), norms 1; the matrix is used in place as q8_0 blocks.
   const Matrix& wq = (*model)->weights.layers[3].wq;
+  ASSERT_EQ(wq.type, WeightType::kQ8_0);
   double sum = 0, squares = 0;
   const int64_t n = int64_t{wq.rows} * wq.cols;
-  for (int64_t i = 0; i < n; ++i) {
-    sum += wq.data[i];
-    squares += double{wq.data[i]} * wq.data[i];
+  std::vector<float> row(wq.cols);
+  for (int r = 0; r < wq.rows; ++r) {
+    ToFloat32(wq.type, wq.row(r), wq.cols, row.data());
+    for (float x : row) {
+      sum += x;
+      squares += double{x} * x;
+    }
   }
   EXPECT_NEAR(sum / n, 0.0, 0.001);
   EXPECT_NEAR(std::sqrt(squares / n), 0.02, 0.001);

@@ -22,7 +22,7 @@
 #include "models/llama_gguf_export.h"
 #include "models/mapped_file.h"
 #include "models/model_file.h"
-#include "models/tensor_convert.h"
+#include "runtime/weight_convert.h"
 #include "runtime/generate.h"
 #include "runtime/sampler.h"
 #include "runtime/transformer.h"
@@ -188,7 +188,7 @@ GgufBuilder ValidBuilder(const ModelFile& model, const Tokenizer& tokenizer) {
 
   const auto matrix = [&b](const std::string& name, const Matrix& m) {
     b.tensors.push_back({name, {static_cast<uint64_t>(m.cols), static_cast<uint64_t>(m.rows)}, 0,
-                         FloatBytes(m.data, int64_t{m.rows} * m.cols), std::nullopt});
+                         FloatBytes(m.floats(), int64_t{m.rows} * m.cols), std::nullopt});
   };
   const auto vector = [&b, &c](const std::string& name, const float* v) {
     b.tensors.push_back({name, {static_cast<uint64_t>(c.dim)}, 0, FloatBytes(v, c.dim), std::nullopt});
@@ -380,7 +380,7 @@ TEST_F(gguf, WrittenFileHasLlamaCppKeysTensorNamesAndDims) {
   const GgufTensor* w2 = g->FindTensor("blk.4.ffn_down.weight");
   float value;
   std::memcpy(&value, w2->data + (3 * 172 + 171) * sizeof(float), sizeof(float));
-  EXPECT_EQ(value, bin_model_->weights.layers[4].w2.row(3)[171]);
+  EXPECT_EQ(value, bin_model_->weights.layers[4].w2.floats()[3 * 172 + 171]);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(w2->data) % 32, 0u);
 
   // Tokenizer: llama.cpp's arrays and toyllm's exact model.
@@ -449,6 +449,25 @@ TEST_F(gguf, QuantizedFilesStayCloseToF32) {
     std::cerr << GgmlTypeName(c.type) << ": max abs logit difference from f32 " << diff << "\n";
     EXPECT_GT(diff, 0.0f) << "a lossy type cannot be exact";
     EXPECT_LT(diff, c.bound);
+    // The runtime computes on the matrices where the file maps them, in their stored type:
+    // nothing is expanded to float32 (the norms are f32 already).
+    EXPECT_TRUE((*model)->converted.empty());
+    EXPECT_EQ((*model)->weights.layers[0].w3.type, c.type);
+
+    // Re-exporting in the same type copies the stored bytes (no second rounding);
+    // exporting as f32 writes exactly the weights the runtime computed with.
+    ExportOptions options;
+    options.type = c.type;
+    options.name = "stories260K";
+    options.tokenizer = tokenizer_.get();
+    const std::string again = dir_ + "/again.gguf", wide = dir_ + "/wide.gguf";
+    ASSERT_TRUE(WriteLlamaGguf(again, (*model)->config, (*model)->weights, options).ok());
+    options.type = GgmlType::kF32;
+    ASSERT_TRUE(WriteLlamaGguf(wide, (*model)->config, (*model)->weights, options).ok());
+    EXPECT_EQ(testing::ReadFile(again), testing::ReadFile(path));
+    ModelOr widened = LoadModel(wide);
+    ASSERT_TRUE(widened.ok()) << widened.status();
+    EXPECT_EQ(testing::AllLogits(**widened, kTokens, kContext), logits);
 
     absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(path);
     ASSERT_TRUE(file.ok()) << file.status();

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/weight_convert.h"
 #include "tests/test_env.h"
 #include "tests/test_util.h"
 #include "toyllm.h"
@@ -150,9 +151,11 @@ TEST(inspect, LensOfTheLastBlockIsTheModelsPrediction) {
   }
   // The embed stage is the token's own row of the embedding table.
   const auto& embed = *recorder.Rows(Tap::kEmbed, -1);
+  const Matrix& embedding = l.model->weights.token_embedding;
   for (size_t p = 0; p < ids.size(); ++p) {
-    EXPECT_EQ(embed[p], std::vector<float>(l.model->weights.token_embedding.row(ids[p]),
-                                           l.model->weights.token_embedding.row(ids[p]) + c.dim));
+    std::vector<float> row(c.dim);
+    ToFloat32(embedding.type, embedding.row(ids[p]), c.dim, row.data());
+    EXPECT_EQ(embed[p], row);
   }
 }
 

@@ -286,8 +286,8 @@ TEST_F(llama2c_reader, Version2Int8ExportIsDequantizedByGroup) {
   const Matrix& dequantized = (*v2)->weights.layers[2].w2;
   float worst = 0.0f, largest = 0.0f;
   for (int64_t i = 0; i < int64_t{original.rows} * original.cols; ++i) {
-    worst = std::max(worst, std::fabs(original.data[i] - dequantized.data[i]));
-    largest = std::max(largest, std::fabs(original.data[i]));
+    worst = std::max(worst, std::fabs(original.floats()[i] - dequantized.floats()[i]));
+    largest = std::max(largest, std::fabs(original.floats()[i]));
   }
   EXPECT_GT(worst, 0.0f) << "int8 cannot be exact";
   EXPECT_LE(worst, largest / 254.0f * 1.0001f);

@@ -349,8 +349,8 @@ TEST_F(pytorch_reader, HandBuiltCheckpointLoads) {
   EXPECT_EQ(c.head_dim, 2);
   EXPECT_EQ(c.vocab_size, 8);
   EXPECT_TRUE(c.tied_output);  // no output.weight
-  EXPECT_FLOAT_EQ((*model)->weights.token_embedding.row(1)[2], 0.5f + 0.01f * 6);
-  EXPECT_FLOAT_EQ((*model)->weights.layers[0].w2.row(3)[5], 0.2f + 0.01f * 23);
+  EXPECT_FLOAT_EQ((*model)->weights.token_embedding.floats()[1 * c.dim + 2], 0.5f + 0.01f * 6);
+  EXPECT_FLOAT_EQ((*model)->weights.layers[0].w2.floats()[3 * c.hidden_dim + 5], 0.2f + 0.01f * 23);
 }
 
 TEST_F(pytorch_reader, TruncatedZip) {

@@ -20,7 +20,8 @@
 #include "models/hf_reader.h"
 #include "models/llama_gguf_export.h"
 #include "models/model_file.h"
-#include "models/tensor_convert.h"
+#include "models/ggml_type.h"
+#include "runtime/weight_convert.h"
 #include "tests/test_env.h"
 #include "tests/test_util.h"
 #include "tokenizer/load_tokenizer.h"
@@ -97,8 +98,8 @@ std::vector<StTensor> HfTensors(const ModelFile& model, const std::string& dtype
   const ModelConfig& c = model.config;
   std::vector<StTensor> out;
   const auto matrix = [&](const std::string& name, const Matrix& m, int rope_heads = 0) {
-    std::vector<float> rows(m.data, m.data + int64_t{m.rows} * m.cols);
-    if (rope_heads > 0 && permute) rows = PermuteToRotateHalf(m.data, rope_heads, c.head_dim, m.cols);
+    std::vector<float> rows(m.floats(), m.floats() + int64_t{m.rows} * m.cols);
+    if (rope_heads > 0 && permute) rows = PermuteToRotateHalf(m.floats(), rope_heads, c.head_dim, m.cols);
     out.push_back({name, dtype, {m.rows, m.cols}, Encode(rows.data(), rows.size(), dtype)});
   };
   const auto vector = [&](const std::string& name, const float* v) {
@@ -220,9 +221,9 @@ TEST_F(safetensors, F32CheckpointComputesWhatTheBinComputes) {
   for (int l : {0, 4}) {
     const LayerWeights& x = bin_->weights.layers[l];
     const LayerWeights& y = (*hf)->weights.layers[l];
-    EXPECT_TRUE(std::equal(x.wq.data, x.wq.data + 64 * 64, y.wq.data)) << l;
-    EXPECT_TRUE(std::equal(x.wk.data, x.wk.data + 32 * 64, y.wk.data)) << l;
-    EXPECT_TRUE(std::equal(x.w2.data, x.w2.data + 64 * 172, y.w2.data)) << l;
+    EXPECT_TRUE(std::equal(x.wq.floats(), x.wq.floats() + 64 * 64, y.wq.floats())) << l;
+    EXPECT_TRUE(std::equal(x.wk.floats(), x.wk.floats() + 32 * 64, y.wk.floats())) << l;
+    EXPECT_TRUE(std::equal(x.w2.floats(), x.w2.floats() + 64 * 172, y.w2.floats())) << l;
   }
   EXPECT_EQ((*hf)->tokenizer_model, testing::ReadFile(tok_));
 

@@ -36,12 +36,12 @@ void RemoveScratchDir() {
   std::filesystem::remove_all(ScratchDir(), ignored);
 }
 
-// [begin, begin + floats) lies inside one of the model's mappings or converted copies.
-bool Owned(const ModelFile& model, const float* begin, int64_t floats) {
-  if (begin == nullptr || floats < 0) return false;
-  const auto inside = [&](const void* lo, size_t bytes) {
+// [begin, begin + bytes) lies inside one of the model's mappings or converted copies.
+bool Owned(const ModelFile& model, const void* begin, int64_t bytes) {
+  if (begin == nullptr || bytes < 0) return false;
+  const auto inside = [&](const void* lo, size_t size) {
     const auto b = reinterpret_cast<uintptr_t>(begin), l = reinterpret_cast<uintptr_t>(lo);
-    return b >= l && b - l <= bytes && static_cast<uint64_t>(floats) * sizeof(float) <= bytes - (b - l);
+    return b >= l && b - l <= size && static_cast<uint64_t>(bytes) <= size - (b - l);
   };
   for (const auto& m : model.mappings) {
     if (inside(m->data(), m->size())) return true;
@@ -52,12 +52,11 @@ bool Owned(const ModelFile& model, const float* begin, int64_t floats) {
   return false;
 }
 
-void CheckView(const ModelFile& model, const char* what, int layer, const float* data,
-               int64_t floats) {
-  if (floats == 0 || Owned(model, data, floats)) return;
-  std::fprintf(stderr, "%s: weight view %s of layer %d (%lld floats at %p) lies outside the model's memory\n",
-               model.format.c_str(), what, layer, static_cast<long long>(floats),
-               static_cast<const void*>(data));
+void CheckView(const ModelFile& model, const char* what, int layer, const void* data,
+               int64_t bytes) {
+  if (bytes == 0 || Owned(model, data, bytes)) return;
+  std::fprintf(stderr, "%s: weight view %s of layer %d (%lld bytes at %p) lies outside the model's memory\n",
+               model.format.c_str(), what, layer, static_cast<long long>(bytes), data);
   std::abort();
 }
 
@@ -65,9 +64,9 @@ void CheckViews(const ModelFile& model) {
   const ModelConfig& c = model.config;
   const ModelWeights& w = model.weights;
   const auto matrix = [&](const char* what, int layer, const Matrix& m) {
-    CheckView(model, what, layer, m.data, int64_t{m.rows} * m.cols);
+    CheckView(model, what, layer, m.data, m.rows * m.row_bytes());
   };
-  const int64_t norm = c.norm == NormKind::kNone ? 0 : c.dim;
+  const int64_t norm = c.norm == NormKind::kNone ? 0 : c.dim * int64_t{sizeof(float)};
   matrix("token_embedding", -1, w.token_embedding);
   matrix("output", -1, w.output);
   CheckView(model, "output_norm", -1, w.output_norm, norm);

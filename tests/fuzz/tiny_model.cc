@@ -6,7 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "models/llama2c_reader.h"
-#include "models/tensor_convert.h"
+#include "models/ggml_type.h"
+#include "runtime/weight_convert.h"
 #include "tokenizer/sentencepiece_proto.h"
 #include "tokenizer/tokenizer.h"
 
@@ -22,7 +23,7 @@ void AppendFloats(const float* data, int64_t n, std::string* out) {
   out->append(reinterpret_cast<const char*>(data), n * sizeof(float));
 }
 
-void AppendMatrix(const Matrix& m, std::string* out) { AppendFloats(m.data, int64_t{m.rows} * m.cols, out); }
+void AppendMatrix(const Matrix& m, std::string* out) { AppendFloats(m.floats(), int64_t{m.rows} * m.cols, out); }
 
 // llama2.c export.py's version 2: per matrix, the int8 values, then one float32 scale per
 // group (the group's largest magnitude / 127).
@@ -32,10 +33,10 @@ void AppendQ8Matrix(const Matrix& m, int group_size, std::string* out) {
   std::string q;
   for (int64_t g = 0; g < n / group_size; ++g) {
     float max = 0.0f;
-    for (int64_t i = g * group_size; i < (g + 1) * group_size; ++i) max = std::max(max, std::abs(m.data[i]));
+    for (int64_t i = g * group_size; i < (g + 1) * group_size; ++i) max = std::max(max, std::abs(m.floats()[i]));
     const float scale = max / 127.0f;
     for (int64_t i = g * group_size; i < (g + 1) * group_size; ++i) {
-      q.push_back(static_cast<char>(scale == 0.0f ? 0 : std::lround(m.data[i] / scale)));
+      q.push_back(static_cast<char>(scale == 0.0f ? 0 : std::lround(m.floats()[i] / scale)));
     }
     scales.push_back(scale);
   }
@@ -170,7 +171,7 @@ std::string HfSafetensors(const TinyModel& model, const std::string& dtype) {
   const ModelConfig& c = model.config;
   const ModelWeights& w = model.weights;
   const auto matrix = [](std::string name, const Matrix& m) {
-    return NamedTensor{std::move(name), {m.rows, m.cols}, m.data};
+    return NamedTensor{std::move(name), {m.rows, m.cols}, m.floats()};
   };
   std::vector<NamedTensor> tensors = {matrix("model.embed_tokens.weight", w.token_embedding),
                                       {"model.norm.weight", {c.dim}, w.output_norm}};

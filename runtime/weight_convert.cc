@@ -1,4 +1,4 @@
-#include "models/tensor_convert.h"
+#include "runtime/weight_convert.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,6 @@
 
 namespace toyllm {
 namespace {
-
-constexpr int kQ8Block = 32;
 
 uint32_t Bits(float f) {
   uint32_t u;
@@ -57,22 +55,23 @@ uint16_t FloatToBf16(float f) {
   return static_cast<uint16_t>((u + 0x7fff + ((u >> 16) & 1)) >> 16);
 }
 
-void ToFloat32(GgmlType type, const uint8_t* data, int64_t n, float* out) {
+void ToFloat32(WeightType type, const void* bytes, int64_t n, float* out) {
+  const uint8_t* data = static_cast<const uint8_t*>(bytes);
   switch (type) {
-    case GgmlType::kF32:
+    case WeightType::kF32:
       std::memcpy(out, data, n * sizeof(float));
       return;
-    case GgmlType::kF16:
-    case GgmlType::kBF16:
+    case WeightType::kF16:
+    case WeightType::kBF16:
       for (int64_t i = 0; i < n; ++i) {
         uint16_t h;
         std::memcpy(&h, data + 2 * i, 2);
-        out[i] = type == GgmlType::kF16 ? HalfToFloat(h) : Bf16ToFloat(h);
+        out[i] = type == WeightType::kF16 ? HalfToFloat(h) : Bf16ToFloat(h);
       }
       return;
-    case GgmlType::kQ8_0:
+    case WeightType::kQ8_0:
       for (int64_t b = 0; b < n / kQ8Block; ++b) {
-        const uint8_t* block = data + b * (2 + kQ8Block);
+        const uint8_t* block = data + b * sizeof(BlockQ8_0);
         uint16_t d;
         std::memcpy(&d, block, 2);
         const float scale = HalfToFloat(d);
@@ -83,19 +82,19 @@ void ToFloat32(GgmlType type, const uint8_t* data, int64_t n, float* out) {
   }
 }
 
-void FromFloat32(GgmlType type, const float* in, int64_t n, std::string* out) {
+void FromFloat32(WeightType type, const float* in, int64_t n, std::string* out) {
   switch (type) {
-    case GgmlType::kF32:
+    case WeightType::kF32:
       out->append(reinterpret_cast<const char*>(in), n * sizeof(float));
       return;
-    case GgmlType::kF16:
-    case GgmlType::kBF16:
+    case WeightType::kF16:
+    case WeightType::kBF16:
       for (int64_t i = 0; i < n; ++i) {
-        const uint16_t h = type == GgmlType::kF16 ? FloatToHalf(in[i]) : FloatToBf16(in[i]);
+        const uint16_t h = type == WeightType::kF16 ? FloatToHalf(in[i]) : FloatToBf16(in[i]);
         out->append(reinterpret_cast<const char*>(&h), 2);
       }
       return;
-    case GgmlType::kQ8_0:
+    case WeightType::kQ8_0:
       // ggml's quantize_row_q8_0_ref: d = max|x| / 127, q = round(x / d).
       for (int64_t b = 0; b < n / kQ8Block; ++b) {
         const float* x = in + b * kQ8Block;

@@ -1,0 +1,59 @@
+#include "runtime/cpu_features.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+#include <cstdlib>
+#include <cstring>
+
+namespace toyllm {
+namespace {
+
+#if defined(__x86_64__)
+// clang 14's __builtin_cpu_supports does not know "f16c"; CPUID leaf 1 tells.
+bool HasF16c() {
+  unsigned eax, ebx, ecx, edx;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+#endif
+
+CpuLevel Detect() {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  CpuLevel level = CpuLevel::kScalar;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && HasF16c()) {
+    level = CpuLevel::kAvx2;
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512vl")) {
+      level = CpuLevel::kAvx512;
+    }
+  }
+  const char* cap = std::getenv("TOYLLM_CPU");
+  if (cap != nullptr && std::strcmp(cap, "scalar") == 0) level = CpuLevel::kScalar;
+  if (cap != nullptr && std::strcmp(cap, "avx2") == 0 && level == CpuLevel::kAvx512) {
+    level = CpuLevel::kAvx2;
+  }
+  return level;
+#else
+  return CpuLevel::kScalar;
+#endif
+}
+
+}  // namespace
+
+CpuLevel DetectedCpuLevel() {
+  static const CpuLevel level = Detect();
+  return level;
+}
+
+const char* CpuLevelName(CpuLevel level) {
+  switch (level) {
+    case CpuLevel::kScalar: return "scalar";
+    case CpuLevel::kAvx2: return "avx2";
+    case CpuLevel::kAvx512: return "avx512";
+  }
+  return "?";
+}
+
+}  // namespace toyllm

@@ -1,0 +1,21 @@
+// The vector instruction sets this machine offers, detected once; the kernels dispatch on it
+// so one binary runs on plain x86-64, AVX2 and AVX-512 machines alike.
+#ifndef TOYLLM_RUNTIME_CPU_FEATURES_H_
+#define TOYLLM_RUNTIME_CPU_FEATURES_H_
+
+namespace toyllm {
+
+enum class CpuLevel {
+  kScalar,  // portable C++
+  kAvx2,    // AVX2 + FMA + F16C (Haswell, Zen 1 and later)
+  kAvx512,  // AVX-512 F/BW/VL + the above (Skylake-X, Zen 4 and later)
+};
+
+// The best level this CPU supports; TOYLLM_CPU=scalar|avx2 caps it (to compare paths).
+CpuLevel DetectedCpuLevel();
+
+const char* CpuLevelName(CpuLevel level);
+
+}  // namespace toyllm
+
+#endif  // TOYLLM_RUNTIME_CPU_FEATURES_H_

@@ -1,0 +1,29 @@
+// GEMV, y = W·x for one activation row: decode's matrix products. Decode reads every
+// weight once per token, so these kernels are bound by memory bandwidth; they walk W's rows
+// one after another (the order the hardware prefetcher follows) and read each weight type
+// as stored, converting to float32 in registers.
+#ifndef TOYLLM_RUNTIME_KERNELS_GEMV_H_
+#define TOYLLM_RUNTIME_KERNELS_GEMV_H_
+
+#include "runtime/cpu_features.h"
+#include "runtime/weights.h"
+
+namespace toyllm {
+
+// y[r] = W.row(r) · x for rows [row_begin, row_end); x has w.cols entries.
+using GemvKernel = void (*)(const Matrix& w, const float* x, int row_begin, int row_end,
+                            float* y);
+
+// The scalar reference: float32 products summed in order, per Q8_0 block then scaled.
+void GemvScalar(const Matrix& w, const float* x, int row_begin, int row_end, float* y);
+// Only callable where DetectedCpuLevel() allows.
+void GemvAvx2(const Matrix& w, const float* x, int row_begin, int row_end, float* y);
+void GemvAvx512(const Matrix& w, const float* x, int row_begin, int row_end, float* y);
+
+// The kernel for `level`; Gemv() uses DetectedCpuLevel()'s.
+GemvKernel GemvFor(CpuLevel level);
+void Gemv(const Matrix& w, const float* x, int row_begin, int row_end, float* y);
+
+}  // namespace toyllm
+
+#endif  // TOYLLM_RUNTIME_KERNELS_GEMV_H_

@@ -1,0 +1,106 @@
+// AVX2 GEMV (with FMA and F16C): 8 floats per register, four accumulators per row, and a
+// scalar loop for a row's ragged tail.
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "runtime/kernels/gemv.h"
+#include "runtime/weight_convert.h"
+
+// Everything below may use AVX2; it is only called where DetectedCpuLevel() allows.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC target("avx2,fma,f16c")
+#endif
+
+#include "runtime/kernels/gemv_rows.h"  // after the pragma: its loops use the same target
+
+namespace toyllm {
+namespace {
+
+uint16_t Bits16(const void* row, int i) {
+  uint16_t h;
+  std::memcpy(&h, static_cast<const uint16_t*>(row) + i, sizeof(h));
+  return h;
+}
+
+// Loaders: 8 weights of a row from element i on as floats, or the one weight at i.
+struct F32 {
+  static __m256 Load(const void* row, int i) {
+    return _mm256_loadu_ps(static_cast<const float*>(row) + i);
+  }
+  static float At(const void* row, int i) { return static_cast<const float*>(row)[i]; }
+};
+
+struct F16 {
+  static __m256 Load(const void* row, int i) {
+    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(row) + i)));
+  }
+  static float At(const void* row, int i) { return HalfToFloat(Bits16(row, i)); }
+};
+
+// bf16 is the top half of a float32: widen to 32 bits and shift into place.
+struct BF16 {
+  static __m256 Load(const void* row, int i) {
+    const __m128i bits = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(row) + i));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16));
+  }
+  static float At(const void* row, int i) { return Bf16ToFloat(Bits16(row, i)); }
+};
+
+float HorizontalSum(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 s2 = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+}
+
+template <class T>
+float Dot(const void* row, const float* x, int n) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int i = 0;
+  for (; i + 32 <= n; i += 32) {
+    a0 = _mm256_fmadd_ps(T::Load(row, i), _mm256_loadu_ps(x + i), a0);
+    a1 = _mm256_fmadd_ps(T::Load(row, i + 8), _mm256_loadu_ps(x + i + 8), a1);
+    a2 = _mm256_fmadd_ps(T::Load(row, i + 16), _mm256_loadu_ps(x + i + 16), a2);
+    a3 = _mm256_fmadd_ps(T::Load(row, i + 24), _mm256_loadu_ps(x + i + 24), a3);
+  }
+  for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(T::Load(row, i), _mm256_loadu_ps(x + i), a0);
+  float tail = 0.0f;
+  for (; i < n; ++i) tail += T::At(row, i) * x[i];
+  return HorizontalSum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3))) + tail;
+}
+
+__m256 Widen8(const int8_t* q) {
+  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q))));
+}
+
+// What gemv_rows.h needs of this instruction set.
+struct Avx2 {
+  using Vec = __m256;
+  static Vec Zero() { return _mm256_setzero_ps(); }
+  static Vec Add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
+  static float Sum(Vec v) { return HorizontalSum(v); }
+  // acc + scale · (q · x) for one Q8_0 block: the 32 int8 weights widened to float.
+  static Vec BlockDot(const int8_t* q, float scale, const float* x, Vec acc) {
+    __m256 sum = _mm256_mul_ps(Widen8(q), _mm256_loadu_ps(x));
+    sum = _mm256_fmadd_ps(Widen8(q + 8), _mm256_loadu_ps(x + 8), sum);
+    sum = _mm256_fmadd_ps(Widen8(q + 16), _mm256_loadu_ps(x + 16), sum);
+    sum = _mm256_fmadd_ps(Widen8(q + 24), _mm256_loadu_ps(x + 24), sum);
+    return _mm256_fmadd_ps(sum, _mm256_set1_ps(scale), acc);
+  }
+  static constexpr gemv_rows::DotFn kF32 = Dot<F32>, kF16 = Dot<F16>, kBF16 = Dot<BF16>;
+};
+
+}  // namespace
+
+void GemvAvx2(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
+  gemv_rows::Gemv<Avx2>(w, x, row_begin, row_end, y);
+}
+
+}  // namespace toyllm
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
