@@ -32,8 +32,9 @@ std::vector<float> RandomVector(std::mt19937& gen, size_t n) {
   return v;
 }
 
-// A weight matrix stored as `type`, one byte off alignment: GGUF only promises its own
-// alignment, and the kernels must not need more. Also returns the weights dequantised.
+// A weight matrix stored as `type`, 4 bytes off the vector width and the cache line:
+// GGUF promises only 32-byte tensor starts (and element alignment), so the kernels must
+// not need more. Element alignment itself holds, as UBSan requires. Also returns the weights dequantised.
 struct TypedMatrix {
   std::string bytes;
   std::vector<float> floats;
@@ -43,11 +44,11 @@ struct TypedMatrix {
 TypedMatrix MakeMatrix(std::mt19937& gen, WeightType type, int rows, int cols) {
   TypedMatrix m;
   const std::vector<float> values = RandomVector(gen, static_cast<size_t>(rows) * cols);
-  m.bytes = "x";
+  m.bytes = "xxxx";
   FromFloat32(type, values.data(), static_cast<int64_t>(values.size()), &m.bytes);
   m.floats.resize(values.size());
-  ToFloat32(type, m.bytes.data() + 1, static_cast<int64_t>(values.size()), m.floats.data());
-  m.view = Matrix{m.bytes.data() + 1, rows, cols, type};
+  ToFloat32(type, m.bytes.data() + 4, static_cast<int64_t>(values.size()), m.floats.data());
+  m.view = Matrix{m.bytes.data() + 4, rows, cols, type};
   return m;
 }
 
