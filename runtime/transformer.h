@@ -75,7 +75,7 @@ class Transformer {
   std::vector<float> out_;     // a sublayer's output [n, dim]
   std::vector<float> gate_;    // [n, hidden]
   std::vector<float> up_;      // [n, hidden]
-  std::vector<float> logits_;  // [n, vocab]
+  std::vector<float> logits_;  // [rows asked for, vocab]
 };
 
 }  // namespace toyllm
