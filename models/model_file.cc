@@ -1,7 +1,6 @@
 #include "models/model_file.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include <cstring>
 
@@ -14,11 +13,12 @@
 #include "models/llama2c_reader.h"
 #include "models/pytorch_reader.h"
 #include "models/zip_archive.h"
+#include "runtime/physical_memory.h"
 
 namespace toyllm {
 
 absl::Status CheckConversionFits(int64_t bytes, const std::string& path) {
-  const int64_t memory = int64_t{sysconf(_SC_PHYS_PAGES)} * sysconf(_SC_PAGE_SIZE);
+  const int64_t memory = PhysicalMemoryBytes();
   if (bytes <= memory) return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrCat(
       path, ": the weights need ", bytes >> 20, " MiB as float32, more than this machine's ",

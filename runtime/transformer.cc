@@ -1,12 +1,11 @@
 #include "runtime/transformer.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/ops.h"
+#include "runtime/physical_memory.h"
 #include "runtime/weight_convert.h"
 
 namespace toyllm {
@@ -46,10 +45,6 @@ absl::Status CheckWeights(const ModelConfig& c, const ModelWeights& w) {
     }
   }
   return s;
-}
-
-int64_t PhysicalMemoryBytes() {
-  return int64_t{sysconf(_SC_PHYS_PAGES)} * sysconf(_SC_PAGE_SIZE);
 }
 
 }  // namespace
