@@ -25,7 +25,7 @@ CpuLevel Detect() {
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && HasF16c()) {
     level = CpuLevel::kAvx2;
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512vl")) {
+        __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512vnni")) {
       level = CpuLevel::kAvx512;
     }
   }

@@ -9,6 +9,7 @@
 
 #include "runtime/kernels/dequantize.h"
 #include "runtime/kernels/gemv.h"
+#include "runtime/kernels/quantize_activations.h"
 #include "runtime/thread_pool.h"
 
 namespace toyllm {
@@ -87,7 +88,14 @@ void ParallelFor(int n, const std::function<void(int)>& body) { Pool()->Run(n, b
 void Linear(const float* x, int n, const Matrix& w, float* y) {
   const int64_t work = int64_t{n} * w.rows * w.cols;
   if (n == 1) {
-    ForRowSlices(w, work, [&](int begin, int end) { Gemv(w, x, begin, end, y); });
+    GemvInput input{x};
+    thread_local std::vector<ActivationBlock> blocks;
+    if (w.type == WeightType::kQ8_0) {
+      blocks.resize(w.cols / kQ8Block);
+      QuantizeActivations(x, w.cols, blocks.data());
+      input.blocks = blocks.data();
+    }
+    ForRowSlices(w, work, [&](int begin, int end) { Gemv(w, input, begin, end, y); });
     return;
   }
   ForRowSlices(w, work, [&](int begin, int end) { GemmRows(x, n, w, begin, end, y); });
@@ -96,7 +104,7 @@ void Linear(const float* x, int n, const Matrix& w, float* y) {
 void MatMulTransposed(int m, int n, int k, float alpha, const float* a, int lda,
                       const float* b, int ldb, float* c, int ldc) {
   if (m == 1 && ldb == k) {  // one query row (decode): a GEMV over b's rows
-    Gemv(Matrix{b, n, k}, a, 0, n, c);
+    Gemv(Matrix{b, n, k}, {a}, 0, n, c);
     for (int j = 0; j < n; ++j) c[j] *= alpha;
     return;
   }

@@ -1,7 +1,10 @@
 // The GEMV and dequantising kernels of every instruction set this machine has, against the
 // scalar reference; and Linear (thread pool slices, dequantised tiles for GEMM) on every
 // weight type against a double-precision product of the same dequantised weights.
+#include <algorithm>
 #include <cfloat>
+#include <cstdlib>
+#include <cstring>
 #include <cmath>
 #include <random>
 #include <string>
@@ -11,6 +14,7 @@
 #include "runtime/cpu_features.h"
 #include "runtime/kernels/dequantize.h"
 #include "runtime/kernels/gemv.h"
+#include "runtime/kernels/quantize_activations.h"
 #include "runtime/ops.h"
 #include "runtime/weight_convert.h"
 
@@ -61,6 +65,43 @@ double Tolerance(const std::vector<float>& w, const float* x, int cols) {
   return 2.0 * (cols + 2) * FLT_EPSILON * abs_sum + 1e-30;
 }
 
+// x as the Q8_0 GEMV sees it: each value rounded to its block's int8 grid.
+std::vector<float> QuantizedValues(const std::vector<float>& x) {
+  std::vector<ActivationBlock> blocks(x.size() / kQ8Block);
+  QuantizeActivations(x.data(), static_cast<int>(x.size()), blocks.data());
+  std::vector<float> values(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    values[i] = blocks[i / kQ8Block].q[i % kQ8Block] * blocks[i / kQ8Block].scale;
+  }
+  return values;
+}
+
+TEST(kernels, QuantizedActivationsAreWithinHalfAStepOfTheirBlockMaximum) {
+  std::mt19937 gen(8);
+  std::vector<float> x = RandomVector(gen, 4 * kQ8Block);
+  std::fill(x.begin() + kQ8Block, x.begin() + 2 * kQ8Block, 0.0f);  // an all-zero block
+  x[2 * kQ8Block + 5] = 1e30f;                                     // one huge value
+  const std::vector<float> q = QuantizedValues(x);
+  for (int b = 0; b < 4; ++b) {
+    float amax = 0;
+    for (int j = 0; j < kQ8Block; ++j) amax = std::max(amax, std::fabs(x[b * kQ8Block + j]));
+    for (int j = 0; j < kQ8Block; ++j) {
+      const int i = b * kQ8Block + j;
+      ASSERT_LE(std::fabs(q[i] - x[i]), amax / 254 * 1.0001f) << "block " << b << " value " << j;
+    }
+  }
+  EXPECT_NEAR(q[2 * kQ8Block + 5], 1e30f, 1e24f);  // the maximum maps to 127 steps exactly
+  for (int j = 0; j < kQ8Block; ++j) EXPECT_EQ(q[kQ8Block + j], 0.0f);
+
+  // A diverged row (NaN, infinity) quantizes to something finite instead of undefined casts.
+  std::vector<float> bad(kQ8Block, 1.0f);
+  bad[0] = NAN;
+  bad[1] = INFINITY;
+  std::vector<ActivationBlock> blocks(1);
+  QuantizeActivations(bad.data(), kQ8Block, blocks.data());
+  for (int j = 0; j < kQ8Block; ++j) EXPECT_LE(std::abs(int{blocks[0].q[j]}), 127);
+}
+
 TEST(kernels, EveryGemvPathMatchesTheScalarReference) {
   std::mt19937 gen(5);
   std::vector<CpuLevel> levels = {CpuLevel::kScalar};
@@ -74,13 +115,16 @@ TEST(kernels, EveryGemvPathMatchesTheScalarReference) {
         const TypedMatrix w = MakeMatrix(gen, type, rows, cols);
         const std::vector<float> x = RandomVector(gen, cols);
         std::vector<float> expected(rows);
-        GemvScalar(w.view, x.data(), 0, rows, expected.data());
+        std::vector<ActivationBlock> blocks(cols / kQ8Block);
+        if (q8) QuantizeActivations(x.data(), cols, blocks.data());
+        const GemvInput input{x.data(), q8 ? blocks.data() : nullptr};
+        GemvScalar(w.view, input, 0, rows, expected.data());
         for (CpuLevel level : levels) {
           SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " level "
                                             << CpuLevelName(level) << " [" << rows << ", " << cols << "]");
           // Rows outside [1, rows - 1) must stay untouched.
           std::vector<float> y(rows, 777.0f);
-          GemvFor(level)(w.view, x.data(), rows > 2 ? 1 : 0, rows > 2 ? rows - 1 : rows, y.data());
+          GemvFor(level)(w.view, input, rows > 2 ? 1 : 0, rows > 2 ? rows - 1 : rows, y.data());
           for (int r = 0; r < rows; ++r) {
             if (rows > 2 && (r == 0 || r == rows - 1)) {
               EXPECT_EQ(y[r], 777.0f) << "row " << r << " is outside the range";
@@ -92,6 +136,35 @@ TEST(kernels, EveryGemvPathMatchesTheScalarReference) {
         }
       }
     }
+  }
+}
+
+// Integer products at the extremes: a hand-made file may hold -128 (the quantizer never
+// writes it), which the sign trick must still multiply right, and no int16 pair may saturate.
+TEST(kernels, Q8_0BlocksAtTheInt8ExtremesMatchTheScalarReference) {
+  std::string bytes(4 * sizeof(BlockQ8_0), '\0');
+  for (int b = 0; b < 4; ++b) {
+    BlockQ8_0 block;
+    block.scale = 0x3c00;  // 1.0 in f16
+    for (int j = 0; j < kQ8Block; ++j) block.q[j] = static_cast<int8_t>(b % 2 == 0 ? -128 : (j % 2 ? 127 : -128));
+    std::memcpy(&bytes[b * sizeof(BlockQ8_0)], &block, sizeof(block));
+  }
+  const Matrix w{bytes.data(), 1, 4 * kQ8Block, WeightType::kQ8_0};
+  std::vector<float> x(4 * kQ8Block);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = i % 3 == 0 ? -1.0f : 1.0f;  // quantizes to ±127
+  // Exactly: blocks 0 and 2 give -128·Σx, blocks 1 and 3 pair -128 with -127 and 127 with 127.
+  double exact = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const int q = (i / kQ8Block) % 2 == 0 ? -128 : (i % 2 ? 127 : -128);
+    exact += q * (x[i] > 0 ? 127 : -127) * (1.0 / 127);
+  }
+  std::vector<ActivationBlock> blocks(x.size() / kQ8Block);
+  QuantizeActivations(x.data(), static_cast<int>(x.size()), blocks.data());
+  for (CpuLevel level : {CpuLevel::kScalar, CpuLevel::kAvx2, CpuLevel::kAvx512}) {
+    if (level > DetectedCpuLevel()) continue;
+    float y = 0;
+    GemvFor(level)(w, {x.data(), blocks.data()}, 0, 1, &y);
+    EXPECT_NEAR(y, exact, 1e-3) << CpuLevelName(level);
   }
 }
 
@@ -128,12 +201,15 @@ TEST(kernels, LinearOnEveryTypeAndThreadCountMatchesDequantisedWeights) {
           std::vector<float> y(static_cast<size_t>(n) * rows + 1, NAN);
           y.back() = 12345.0f;
           Linear(x.data(), n, w.view, y.data());
+          // Decode (one row) multiplies Q8_0 weights by x quantized; prefill by x itself.
+          const std::vector<float> used =
+              n == 1 && type == WeightType::kQ8_0 ? QuantizedValues(x) : x;
           for (int t = 0; t < n; ++t) {
             for (int r = 0; r < rows; ++r) {
               const std::vector<float> row(w.floats.begin() + r * cols, w.floats.begin() + (r + 1) * cols);
               double exact = 0;
-              for (int c = 0; c < cols; ++c) exact += double{row[c]} * x[t * cols + c];
-              ASSERT_NEAR(y[t * rows + r], exact, Tolerance(row, &x[t * cols], cols)) << "t " << t << " r " << r;
+              for (int c = 0; c < cols; ++c) exact += double{row[c]} * used[t * cols + c];
+              ASSERT_NEAR(y[t * rows + r], exact, Tolerance(row, &used[t * cols], cols)) << "t " << t << " r " << r;
             }
           }
           EXPECT_EQ(y.back(), 12345.0f) << "wrote past the output";

@@ -11,7 +11,7 @@ GemvKernel GemvFor(CpuLevel level) {
   return GemvScalar;
 }
 
-void Gemv(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
+void Gemv(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y) {
   static const GemvKernel kernel = GemvFor(DetectedCpuLevel());
   kernel(w, x, row_begin, row_end, y);
 }

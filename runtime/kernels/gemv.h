@@ -6,23 +6,32 @@
 #define TOYLLM_RUNTIME_KERNELS_GEMV_H_
 
 #include "runtime/cpu_features.h"
+#include "runtime/kernels/quantize_activations.h"
 #include "runtime/weights.h"
 
 namespace toyllm {
 
-// y[r] = W.row(r) · x for rows [row_begin, row_end); x has w.cols entries.
-using GemvKernel = void (*)(const Matrix& w, const float* x, int row_begin, int row_end,
+// One activation row as the kernels multiply it: w.cols floats, and for Q8_0 weights the
+// same row quantized (QuantizeActivations) — once per product, not once per slice of rows.
+struct GemvInput {
+  const float* values;
+  const ActivationBlock* blocks = nullptr;  // required for Q8_0 weights
+};
+
+// y[r] = W.row(r) · x for rows [row_begin, row_end).
+using GemvKernel = void (*)(const Matrix& w, const GemvInput& x, int row_begin, int row_end,
                             float* y);
 
-// The scalar reference: float32 products summed in order, per Q8_0 block then scaled.
-void GemvScalar(const Matrix& w, const float* x, int row_begin, int row_end, float* y);
+// The scalar reference: float32 products summed in order; for Q8_0 each block's integer
+// products summed, then scaled by both blocks' scales.
+void GemvScalar(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y);
 // Only callable where DetectedCpuLevel() allows.
-void GemvAvx2(const Matrix& w, const float* x, int row_begin, int row_end, float* y);
-void GemvAvx512(const Matrix& w, const float* x, int row_begin, int row_end, float* y);
+void GemvAvx2(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y);
+void GemvAvx512(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y);
 
 // The kernel for `level`; Gemv() uses DetectedCpuLevel()'s.
 GemvKernel GemvFor(CpuLevel level);
-void Gemv(const Matrix& w, const float* x, int row_begin, int row_end, float* y);
+void Gemv(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y);
 
 }  // namespace toyllm
 

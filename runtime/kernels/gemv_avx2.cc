@@ -50,11 +50,7 @@ struct BF16 {
   static float At(const void* row, int i) { return Bf16ToFloat(Bits16(row, i)); }
 };
 
-float HorizontalSum(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 s2 = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
-}
+struct Avx2;  // below: the instruction set's name for gemv_rows.h
 
 template <class T>
 float Dot(const void* row, const float* x, int n) {
@@ -69,33 +65,26 @@ float Dot(const void* row, const float* x, int n) {
   for (; i + 8 <= n; i += 8) a0 = _mm256_fmadd_ps(T::Load(row, i), _mm256_loadu_ps(x + i), a0);
   float tail = 0.0f;
   for (; i < n; ++i) tail += T::At(row, i) * x[i];
-  return HorizontalSum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3))) + tail;
-}
-
-__m256 Widen8(const int8_t* q) {
-  return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q))));
+  return gemv_rows::Sum8<Avx2>(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3))) + tail;
 }
 
 // What gemv_rows.h needs of this instruction set.
 struct Avx2 {
-  using Vec = __m256;
-  static Vec Zero() { return _mm256_setzero_ps(); }
-  static Vec Add(Vec a, Vec b) { return _mm256_add_ps(a, b); }
-  static float Sum(Vec v) { return HorizontalSum(v); }
-  // acc + scale · (q · x) for one Q8_0 block: the 32 int8 weights widened to float.
-  static Vec BlockDot(const int8_t* q, float scale, const float* x, Vec acc) {
-    __m256 sum = _mm256_mul_ps(Widen8(q), _mm256_loadu_ps(x));
-    sum = _mm256_fmadd_ps(Widen8(q + 8), _mm256_loadu_ps(x + 8), sum);
-    sum = _mm256_fmadd_ps(Widen8(q + 16), _mm256_loadu_ps(x + 16), sum);
-    sum = _mm256_fmadd_ps(Widen8(q + 24), _mm256_loadu_ps(x + 24), sum);
-    return _mm256_fmadd_ps(sum, _mm256_set1_ps(scale), acc);
+  // maddubs multiplies unsigned bytes by signed ones, adding pairs into int16 (at most
+  // 2·128·127, no saturation): |w| times x with w's sign moved onto it; madd then adds
+  // pairs of those into int32.
+  static __m256i BlockDot(const int8_t* w, const int8_t* x) {
+    const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+    const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(qw, qw), _mm256_sign_epi8(qx, qw));
+    return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
   }
   static constexpr gemv_rows::DotFn kF32 = Dot<F32>, kF16 = Dot<F16>, kBF16 = Dot<BF16>;
 };
 
 }  // namespace
 
-void GemvAvx2(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
+void GemvAvx2(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y) {
   gemv_rows::Gemv<Avx2>(w, x, row_begin, row_end, y);
 }
 

@@ -9,9 +9,9 @@
 
 // Everything below may use AVX-512; it is only called where DetectedCpuLevel() allows.
 #if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx2,fma,f16c"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"))), apply_to = function)
 #else
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx2,fma,f16c")
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
 #endif
 #if !defined(__clang__)
 // gcc 12's own intrinsics self-initialise "undefined" registers (__m512 __Y = __Y), which
@@ -91,24 +91,20 @@ float Dot(const void* row, const float* x, int n) {
 
 // What gemv_rows.h needs of this instruction set.
 struct Avx512 {
-  using Vec = __m512;
-  static Vec Zero() { return _mm512_setzero_ps(); }
-  static Vec Add(Vec a, Vec b) { return _mm512_add_ps(a, b); }
-  static float Sum(Vec v) { return _mm512_reduce_add_ps(v); }
-  // acc + scale · (q · x) for one Q8_0 block: the 32 int8 weights widened to float.
-  static Vec BlockDot(const int8_t* q, float scale, const float* x, Vec acc) {
-    const __m256i bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(q));
-    const __m512 lo = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_castsi256_si128(bytes)));
-    const __m512 hi = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm256_extracti128_si256(bytes, 1)));
-    const __m512 sum = _mm512_fmadd_ps(lo, _mm512_loadu_ps(x), _mm512_mul_ps(hi, _mm512_loadu_ps(x + 16)));
-    return _mm512_fmadd_ps(sum, _mm512_set1_ps(scale), acc);
+  // vpdpbusd multiplies unsigned bytes by signed ones: |w| times x with w's sign moved onto
+  // it is the same product.
+  static __m256i BlockDot(const int8_t* w, const int8_t* x) {
+    const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
+    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+    return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(qw, qw),
+                               _mm256_sign_epi8(qx, qw));
   }
   static constexpr gemv_rows::DotFn kF32 = Dot<F32>, kF16 = Dot<F16>, kBF16 = Dot<BF16>;
 };
 
 }  // namespace
 
-void GemvAvx512(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
+void GemvAvx512(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y) {
   gemv_rows::Gemv<Avx512>(w, x, row_begin, row_end, y);
 }
 

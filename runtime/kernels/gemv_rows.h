@@ -1,9 +1,9 @@
 // What the SIMD GEMV paths share whatever their vector width: the walk over a row's Q8_0
 // blocks and the row loop per weight type. gemv_avx2.cc and gemv_avx512.cc include it
 // after their target pragma and instantiate Gemv<Isa> with an `Isa` that has:
-//   using Vec;  static Vec Zero();  static Vec Add(Vec, Vec);  static float Sum(Vec);
-//   static Vec BlockDot(const int8_t* q, float scale, const float* x, Vec acc);
 //   static constexpr DotFn kF32, kF16, kBF16;  // a row of that type · x
+//   static __m256i BlockDot(const int8_t* w, const int8_t* x);
+//       // 32 int8 products of a Q8_0 block and an activation block, as eight int32 sums
 #ifndef TOYLLM_RUNTIME_KERNELS_GEMV_ROWS_H_
 #define TOYLLM_RUNTIME_KERNELS_GEMV_ROWS_H_
 
@@ -11,6 +11,7 @@
 
 #include <cstring>
 
+#include "runtime/kernels/gemv.h"
 #include "runtime/weights.h"
 
 namespace toyllm {
@@ -19,7 +20,7 @@ namespace gemv_rows {
 using DotFn = float (*)(const void* row, const float* x, int n);
 
 // A block's f16 scale (F16C: both SIMD paths have it), read without assuming alignment.
-// A template so that each instruction set compiles its own copy: one inline function
+// Templates so that each instruction set compiles its own copy: one inline function
 // compiled for two targets would leave the linker free to pick the AVX-512 one for both.
 template <class Isa>
 float BlockScale(const BlockQ8_0& block) {
@@ -28,20 +29,36 @@ float BlockScale(const BlockQ8_0& block) {
   return _cvtsh_ss(bits);
 }
 
-// Two accumulators on alternate blocks, so consecutive blocks' FMAs do not wait on each
-// other.
 template <class Isa>
-float DotQ8_0(const void* row, const float* x, int n) {
-  const BlockQ8_0* blocks = static_cast<const BlockQ8_0*>(row);
+float Sum8(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 s2 = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_movehdup_ps(s2)));
+}
+
+// acc + (both scales) · (the block's integer dot product, in eight lanes).
+template <class Isa>
+__m256 ScaledBlockDot(const BlockQ8_0& w, const ActivationBlock& x, __m256 acc) {
+  const __m256 dot = _mm256_cvtepi32_ps(Isa::BlockDot(w.q, x.q));
+  return _mm256_fmadd_ps(_mm256_set1_ps(BlockScale<Isa>(w) * x.scale), dot, acc);
+}
+
+// A Q8_0 row · x quantized. Four accumulators on consecutive blocks, so that no block's
+// FMA waits on the previous one's.
+template <class Isa>
+float DotQ8_0(const void* row, const ActivationBlock* x, int n) {
+  const BlockQ8_0* w = static_cast<const BlockQ8_0*>(row);
   const int n_blocks = n / kQ8Block;
-  typename Isa::Vec a0 = Isa::Zero(), a1 = a0;
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
   int b = 0;
-  for (; b + 2 <= n_blocks; b += 2) {
-    a0 = Isa::BlockDot(blocks[b].q, BlockScale<Isa>(blocks[b]), x + b * kQ8Block, a0);
-    a1 = Isa::BlockDot(blocks[b + 1].q, BlockScale<Isa>(blocks[b + 1]), x + (b + 1) * kQ8Block, a1);
+  for (; b + 4 <= n_blocks; b += 4) {
+    a0 = ScaledBlockDot<Isa>(w[b], x[b], a0);
+    a1 = ScaledBlockDot<Isa>(w[b + 1], x[b + 1], a1);
+    a2 = ScaledBlockDot<Isa>(w[b + 2], x[b + 2], a2);
+    a3 = ScaledBlockDot<Isa>(w[b + 3], x[b + 3], a3);
   }
-  if (b < n_blocks) a0 = Isa::BlockDot(blocks[b].q, BlockScale<Isa>(blocks[b]), x + b * kQ8Block, a0);
-  return Isa::Sum(Isa::Add(a0, a1));
+  for (; b < n_blocks; ++b) a0 = ScaledBlockDot<Isa>(w[b], x[b], a0);
+  return Sum8<Isa>(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
 }
 
 // The row loop with the dot product inlined: small models have rows of only 64 weights,
@@ -52,12 +69,17 @@ void Rows(const Matrix& w, const float* x, int row_begin, int row_end, float* y)
 }
 
 template <class Isa>
-void Gemv(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
+void RowsQ8_0(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
+  for (int r = row_begin; r < row_end; ++r) y[r] = DotQ8_0<Isa>(w.row(r), x, w.cols);
+}
+
+template <class Isa>
+void Gemv(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y) {
   switch (w.type) {
-    case WeightType::kF32: return Rows<Isa::kF32>(w, x, row_begin, row_end, y);
-    case WeightType::kF16: return Rows<Isa::kF16>(w, x, row_begin, row_end, y);
-    case WeightType::kBF16: return Rows<Isa::kBF16>(w, x, row_begin, row_end, y);
-    case WeightType::kQ8_0: return Rows<DotQ8_0<Isa>>(w, x, row_begin, row_end, y);
+    case WeightType::kF32: return Rows<Isa::kF32>(w, x.values, row_begin, row_end, y);
+    case WeightType::kF16: return Rows<Isa::kF16>(w, x.values, row_begin, row_end, y);
+    case WeightType::kBF16: return Rows<Isa::kBF16>(w, x.values, row_begin, row_end, y);
+    case WeightType::kQ8_0: return RowsQ8_0<Isa>(w, x.blocks, row_begin, row_end, y);
   }
 }
 

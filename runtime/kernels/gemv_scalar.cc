@@ -6,14 +6,16 @@
 namespace toyllm {
 namespace {
 
-float DotQ8_0(const BlockQ8_0* blocks, const float* x, int cols) {
+// Per block: the integer dot product of the weights and the quantized activations, then
+// both scales.
+float DotQ8_0(const BlockQ8_0* blocks, const ActivationBlock* x, int cols) {
   float sum = 0.0f;
   for (int b = 0; b < cols / kQ8Block; ++b) {
     BlockQ8_0 block;
     std::memcpy(&block, &blocks[b], sizeof(block));  // GGUF may misalign a tensor
-    float block_sum = 0.0f;
-    for (int j = 0; j < kQ8Block; ++j) block_sum += block.q[j] * x[b * kQ8Block + j];
-    sum += HalfToFloat(block.scale) * block_sum;
+    int32_t block_sum = 0;
+    for (int j = 0; j < kQ8Block; ++j) block_sum += block.q[j] * x[b].q[j];
+    sum += HalfToFloat(block.scale) * x[b].scale * static_cast<float>(block_sum);
   }
   return sum;
 }
@@ -30,25 +32,25 @@ float Dot16(const uint8_t* row, const float* x, int cols, float (*to_float)(uint
 
 }  // namespace
 
-void GemvScalar(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
+void GemvScalar(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y) {
   for (int r = row_begin; r < row_end; ++r) {
     const void* row = w.row(r);
     switch (w.type) {
       case WeightType::kF32: {
         const float* v = static_cast<const float*>(row);
         float sum = 0.0f;
-        for (int i = 0; i < w.cols; ++i) sum += v[i] * x[i];
+        for (int i = 0; i < w.cols; ++i) sum += v[i] * x.values[i];
         y[r] = sum;
         break;
       }
       case WeightType::kF16:
-        y[r] = Dot16(static_cast<const uint8_t*>(row), x, w.cols, HalfToFloat);
+        y[r] = Dot16(static_cast<const uint8_t*>(row), x.values, w.cols, HalfToFloat);
         break;
       case WeightType::kBF16:
-        y[r] = Dot16(static_cast<const uint8_t*>(row), x, w.cols, Bf16ToFloat);
+        y[r] = Dot16(static_cast<const uint8_t*>(row), x.values, w.cols, Bf16ToFloat);
         break;
       case WeightType::kQ8_0:
-        y[r] = DotQ8_0(static_cast<const BlockQ8_0*>(row), x, w.cols);
+        y[r] = DotQ8_0(static_cast<const BlockQ8_0*>(row), x.blocks, w.cols);
         break;
     }
   }

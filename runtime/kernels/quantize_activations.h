@@ -1,0 +1,27 @@
+// Decode multiplies Q8_0 weights by an activation row quantized the same way, as llama.cpp
+// does: 32 values as int8 sharing one scale. A block's 32 products are then integer
+// multiply-adds (AVX-512 VNNI's vpdpbusd does 32 of them in one instruction), where widening
+// every int8 weight to float32 first had made decode wait on arithmetic, not on memory.
+// The quantization costs precision once per row: each value moves by at most half a step,
+// amax/254 of its block.
+#ifndef TOYLLM_RUNTIME_KERNELS_QUANTIZE_ACTIVATIONS_H_
+#define TOYLLM_RUNTIME_KERNELS_QUANTIZE_ACTIVATIONS_H_
+
+#include <cstdint>
+
+#include "runtime/weight_type.h"
+
+namespace toyllm {
+
+struct ActivationBlock {
+  float scale;  // value = q · scale, scale = max |value| / 127
+  int8_t q[kQ8Block];
+};
+
+// blocks[0, n / 32) = x[0, n) quantized (n a whole number of blocks). Every kernel uses
+// this one function, so all instruction sets multiply the same integers.
+void QuantizeActivations(const float* x, int n, ActivationBlock* blocks);
+
+}  // namespace toyllm
+
+#endif  // TOYLLM_RUNTIME_KERNELS_QUANTIZE_ACTIVATIONS_H_
