@@ -83,7 +83,13 @@ void SetThreadCount(int n) {
   if (Pool()->size() != n) Pool() = std::make_unique<ThreadPool>(n);
 }
 
-void ParallelFor(int n, const std::function<void(int)>& body) { Pool()->Run(n, body); }
+void ParallelFor(int n, int64_t work, const std::function<void(int)>& body) {
+  if (work < 2 * kMinWorkPerTask) {
+    for (int i = 0; i < n; ++i) body(i);
+    return;
+  }
+  Pool()->Run(n, body);
+}
 
 void Linear(const float* x, int n, const Matrix& w, float* y) {
   const int64_t work = int64_t{n} * w.rows * w.cols;
@@ -114,12 +120,8 @@ void MatMulTransposed(int m, int n, int k, float alpha, const float* a, int lda,
 
 void MatMul(int m, int n, int k, const float* a, int lda, const float* b, int ldb, float* c,
             int ldc) {
-  if (m == 1) {  // one row (decode): c = Σ_i a[i] · b[i, :], rows of b read in order
-    std::fill_n(c, n, 0.0f);
-    for (int i = 0; i < k; ++i) {
-      const float* row = b + int64_t{i} * ldb;
-      for (int j = 0; j < n; ++j) c[j] += a[i] * row[j];
-    }
+  if (m == 1) {  // one row (decode): c = bᵀ·a, a GEMV; OpenBLAS keeps c in registers
+    cblas_sgemv(CblasRowMajor, CblasTrans, k, n, 1.0f, b, ldb, a, 1, 0.0f, c, 1);
     return;
   }
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c,

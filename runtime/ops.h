@@ -4,6 +4,7 @@
 #ifndef TOYLLM_RUNTIME_OPS_H_
 #define TOYLLM_RUNTIME_OPS_H_
 
+#include <cstdint>
 #include <functional>
 
 #include "runtime/weights.h"
@@ -13,8 +14,9 @@ namespace toyllm {
 // Threads that share one matrix product (runtime/thread_pool.h); BLAS itself stays on one.
 void SetThreadCount(int n);
 
-// Runs body(i) for every i in [0, n) on the threads SetThreadCount gave, in any order.
-void ParallelFor(int n, const std::function<void(int)>& body);
+// Runs body(i) for every i in [0, n) on the threads SetThreadCount gave, in any order; on
+// the calling thread alone when `work` (multiply-adds in all) would not pay for a hand-off.
+void ParallelFor(int n, int64_t work, const std::function<void(int)>& body);
 
 // y[n, w.rows] = x[n, w.cols] · wᵀ: a linear layer applied to n rows at once (GEMV for one
 // row, GEMM for a batch), with w in any WeightType.

@@ -219,10 +219,10 @@ void Transformer::Attention(int layer, int pos, int n) {
     // out = weights·v: each position's new, context-aware vector.
     MatMul(n, d_k, n_keys, weights, n_keys, v, d_k, out, c.q_dim());
   };
-  // The heads are independent. A prompt's heads share the threads, unless an observer
-  // takes their taps (in head order); one decode row's heads are too small to be worth it.
-  if (n > 1 && observer_ == nullptr) {
-    ParallelFor(c.n_heads, head);
+  // The heads are independent: they share the threads, unless an observer takes their
+  // taps (in head order). Scores and weights·v cost n·n_keys·d_k multiply-adds each.
+  if (observer_ == nullptr) {
+    ParallelFor(c.n_heads, int64_t{2} * n * n_keys * d_k * c.n_heads, head);
   } else {
     for (int h = 0; h < c.n_heads; ++h) head(h);
   }
