@@ -38,23 +38,23 @@ std::unique_ptr<ThreadPool>& Pool() {
   return pool;
 }
 
-// Calls body(begin, end) on disjoint slices of w's rows covering all of them, as many as
+// Calls body(begin, end) on disjoint slices of [0, rows) covering all of it, as many as
 // `work` multiply-adds pay for, on the pool's threads. Slices start on multiples of 16 rows
 // so two threads never write the same cache line of a GEMV's output.
 template <class Body>
-void ForRowSlices(const Matrix& w, int64_t work, const Body& body) {
+void ForRowSlices(int rows, int64_t work, const Body& body) {
   ThreadPool& pool = *Pool();
   const int max_tasks = pool.size() == 1 ? 1 : kTasksPerThread * pool.size();
-  const int groups = (w.rows + 15) / 16;
+  const int groups = (rows + 15) / 16;
   const int tasks = static_cast<int>(
       std::clamp<int64_t>(work / kMinWorkPerTask, 1, std::min(max_tasks, groups)));
   if (tasks == 1) {
-    body(0, w.rows);
+    body(0, rows);
     return;
   }
   pool.Run(tasks, [&](int i) {
-    const int begin = std::min(w.rows, groups * i / tasks * 16);
-    const int end = std::min(w.rows, groups * (i + 1) / tasks * 16);
+    const int begin = std::min(rows, groups * i / tasks * 16);
+    const int end = std::min(rows, groups * (i + 1) / tasks * 16);
     body(begin, end);
   });
 }
@@ -94,21 +94,35 @@ void ParallelFor(int n, int64_t work, const std::function<void(int)>& body) {
   Pool()->Run(n, body);
 }
 
-void Linear(const float* x, int n, const Matrix& w, float* y) {
-  const int64_t work = int64_t{n} * w.rows * w.cols;
-  if (n == 1) {
-    GemvInput input{x};
-    thread_local std::vector<ActivationBlock> blocks;
-    if (w.type == WeightType::kQ8_0) {
-      blocks.resize(w.cols / kQ8Block);
-      QuantizeActivations(x, w.cols, blocks.data());
-      input.blocks = blocks.data();
-    }
-    ForRowSlices(w, work, [&](int begin, int end) { Gemv(w, input, begin, end, y); });
-    return;
+void Linear(const float* x, int n, std::initializer_list<LinearLayer> layers) {
+  int rows = 0;
+  bool q8 = false;
+  for (const LinearLayer& layer : layers) {
+    rows += layer.w.rows;
+    q8 = q8 || layer.w.type == WeightType::kQ8_0;
   }
-  ForRowSlices(w, work, [&](int begin, int end) { GemmRows(x, n, w, begin, end, y); });
+  const int cols = layers.begin()->w.cols;  // the same for all: they share x
+  GemvInput input{x};
+  thread_local std::vector<ActivationBlock> blocks;
+  if (n == 1 && q8) {
+    blocks.resize(cols / kQ8Block);
+    QuantizeActivations(x, cols, blocks.data());
+    input.blocks = blocks.data();
+  }
+  // Rows [begin, end) of the layers' rows taken one after another.
+  const auto slice = [&](int begin, int end) {
+    int first = 0;  // the layer's first row in that numbering
+    for (const LinearLayer& layer : layers) {
+      const int b = std::max(begin - first, 0), e = std::min(end - first, layer.w.rows);
+      if (b < e && n == 1) Gemv(layer.w, input, b, e, layer.y);
+      if (b < e && n > 1) GemmRows(x, n, layer.w, b, e, layer.y);
+      first += layer.w.rows;
+    }
+  };
+  ForRowSlices(rows, int64_t{n} * rows * cols, slice);
 }
+
+void Linear(const float* x, int n, const Matrix& w, float* y) { Linear(x, n, {{w, y}}); }
 
 void MatMulTransposed(int m, int n, int k, float alpha, const float* a, int lda,
                       const float* b, int ldb, float* c, int ldc) {

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 
 #include "runtime/weights.h"
 
@@ -21,6 +22,14 @@ void ParallelFor(int n, int64_t work, const std::function<void(int)>& body);
 // y[n, w.rows] = x[n, w.cols] · wᵀ: a linear layer applied to n rows at once (GEMV for one
 // row, GEMM for a batch), with w in any WeightType.
 void Linear(const float* x, int n, const Matrix& w, float* y);
+
+// Several linear layers of the same x (q, k and v; gate and up) as one product: the threads
+// split their rows together, one hand-off instead of one per matrix. Each w has x's width.
+struct LinearLayer {
+  const Matrix& w;
+  float* y;
+};
+void Linear(const float* x, int n, std::initializer_list<LinearLayer> layers);
 
 // c[m, n] = alpha · a[m, k] · b[n, k]ᵀ, each matrix row-major with its own row stride.
 void MatMulTransposed(int m, int n, int k, float alpha, const float* a, int lda,

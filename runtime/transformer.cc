@@ -131,9 +131,7 @@ absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const in
     // Attention: q, k, v = h·W_Q, h·W_K, h·W_V with h = norm(x); rotate q and k by position.
     Normalize(x_.data(), w.attn_norm, n, h_.data());
     Offer(Tap::kAttnNorm, l, pos, n, dim, h_.data());
-    Linear(h_.data(), n, w.wq, q_.data());
-    Linear(h_.data(), n, w.wk, k_.data());
-    Linear(h_.data(), n, w.wv, v_.data());
+    Linear(h_.data(), n, {{w.wq, q_.data()}, {w.wk, k_.data()}, {w.wv, v_.data()}});
     Offer(Tap::kQRaw, l, pos, n, c.q_dim(), q_.data());
     Offer(Tap::kKRaw, l, pos, n, c.kv_dim(), k_.data());
     rope_.Apply(q_.data(), n, c.n_heads, pos);
@@ -155,8 +153,7 @@ absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const in
     if (c.hidden_dim > 0) {
       Normalize(x_.data(), w.ffn_norm, n, h_.data());
       Offer(Tap::kFfnNorm, l, pos, n, dim, h_.data());
-      Linear(h_.data(), n, w.w1, gate_.data());
-      Linear(h_.data(), n, w.w3, up_.data());
+      Linear(h_.data(), n, {{w.w1, gate_.data()}, {w.w3, up_.data()}});
       SwiGlu(gate_.data(), up_.data(), n * c.hidden_dim);
       Linear(gate_.data(), n, w.w2, out_.data());
       Offer(Tap::kFfnOut, l, pos, n, dim, out_.data());

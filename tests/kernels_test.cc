@@ -220,5 +220,41 @@ TEST(kernels, LinearOnEveryTypeAndThreadCountMatchesDequantisedWeights) {
   SetThreadCount(1);
 }
 
+// Layers that share an input, split among the threads together: slices cross from one
+// matrix into the next (rows of 40, 24 and 600 are not multiples of the slice size), and
+// the types may differ. Each output must equal the layer computed alone: bit for bit for
+// one row (each GEMV row is computed alone anyway); for a batch within rounding, since
+// sgemm may order its sums by where a slice of rows starts.
+TEST(kernels, LinearOnSeveralLayersEqualsEachLayerAlone) {
+  std::mt19937 gen(9);
+  const int cols = 256;
+  const TypedMatrix a = MakeMatrix(gen, WeightType::kQ8_0, 40, cols);
+  const TypedMatrix b = MakeMatrix(gen, WeightType::kF16, 24, cols);
+  const TypedMatrix c = MakeMatrix(gen, WeightType::kQ8_0, 600, cols);
+  for (int threads : {1, 2, 3}) {
+    SetThreadCount(threads);
+    for (int n : {1, 5}) {
+      SCOPED_TRACE(::testing::Message() << "threads " << threads << " n " << n);
+      const std::vector<float> x = RandomVector(gen, static_cast<size_t>(n) * cols);
+      std::vector<float> ya(n * 40, NAN), yb(n * 24, NAN), yc(n * 600, NAN);
+      Linear(x.data(), n, {{a.view, ya.data()}, {b.view, yb.data()}, {c.view, yc.data()}});
+      std::vector<float> alone_a(n * 40), alone_b(n * 24), alone_c(n * 600);
+      Linear(x.data(), n, a.view, alone_a.data());
+      Linear(x.data(), n, b.view, alone_b.data());
+      Linear(x.data(), n, c.view, alone_c.data());
+      for (auto [together, alone] : {std::pair{&ya, &alone_a}, std::pair{&yb, &alone_b}, std::pair{&yc, &alone_c}}) {
+        if (n == 1) {
+          EXPECT_EQ(*together, *alone);
+          continue;
+        }
+        for (size_t i = 0; i < alone->size(); ++i) {
+          ASSERT_NEAR((*together)[i], (*alone)[i], 1e-5f * (1 + std::fabs((*alone)[i]))) << i;
+        }
+      }
+    }
+  }
+  SetThreadCount(1);
+}
+
 }  // namespace
 }  // namespace toyllm
