@@ -46,7 +46,9 @@ struct TapData {
 class TapObserver {
  public:
   virtual ~TapObserver() = default;
-  // Called during Forward; `data` is only valid during the call.
+  // Called during Forward; `data` is only valid during the call. Calls never overlap, but
+  // a layer's per-head taps may come from the forward pass's worker threads, in any head
+  // order.
   virtual void Observe(const TapData& tap) = 0;
 };
 

@@ -216,18 +216,16 @@ void Transformer::Attention(int layer, int pos, int n) {
     // out = weights·v: each position's new, context-aware vector.
     MatMul(n, d_k, n_keys, weights, n_keys, v, d_k, out, c.q_dim());
   };
-  // The heads are independent: they share the threads, unless an observer takes their
-  // taps (in head order). Scores and weights·v cost n·n_keys·d_k multiply-adds each.
-  if (observer_ == nullptr) {
-    ParallelFor(c.n_heads, int64_t{2} * n * n_keys * d_k * c.n_heads, head);
-  } else {
-    for (int h = 0; h < c.n_heads; ++h) head(h);
-  }
+  // The heads are independent: they share the threads. Scores and weights·v cost
+  // n·n_keys·d_k multiply-adds each.
+  ParallelFor(c.n_heads, int64_t{2} * n * n_keys * d_k * c.n_heads, head);
 }
 
 void Transformer::Offer(Tap tap, int layer, int pos, int rows, int cols, const float* data,
                         int head) const {
   if (observer_ == nullptr) return;
+  // Heads offer their scores and weights from the threads they run on: one at a time.
+  std::lock_guard<std::mutex> lock(offer_mutex_);
   observer_->Observe(TapData{tap, layer, head, pos, rows, cols, data});
 }
 

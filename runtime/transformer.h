@@ -4,6 +4,7 @@
 #define TOYLLM_RUNTIME_TRANSFORMER_H_
 
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -63,6 +64,7 @@ class Transformer {
   const Rope rope_;
   KvCache cache_;
   TapObserver* observer_ = nullptr;
+  mutable std::mutex offer_mutex_;
 
   // Activations of one batch, one row per position.
   std::vector<float> x_;       // residual stream [n, dim]

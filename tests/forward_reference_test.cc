@@ -20,6 +20,7 @@
 #include "models/model_file.h"
 #include "runtime/generate.h"
 #include "runtime/model_config.h"
+#include "runtime/ops.h"
 #include "runtime/taps.h"
 #include "runtime/transformer.h"
 #include "runtime/weights.h"
@@ -391,7 +392,18 @@ class AttentionWeightsRecorder : public TapObserver {
   std::map<std::tuple<int, int, int>, std::vector<float>> rows;
 };
 
-TEST_F(forward_reference, AttentionWeightTapsAreCausalSoftmaxesEqualToReference) {
+// At 2 threads the heads run on both and offer their taps from there, in any order.
+class forward_reference_threads : public forward_reference,
+                                  public ::testing::WithParamInterface<int> {
+ protected:
+  void SetUp() override {
+    forward_reference::SetUp();
+    SetThreadCount(GetParam());
+  }
+  void TearDown() override { SetThreadCount(1); }
+};
+
+TEST_P(forward_reference_threads, AttentionWeightTapsAreCausalSoftmaxesEqualToReference) {
   std::unique_ptr<Transformer> t = MakeTransformer(model_->config, model_->weights, 64);
   ASSERT_NE(t, nullptr);
   AttentionWeightsRecorder recorder;
@@ -425,6 +437,8 @@ TEST_F(forward_reference, AttentionWeightTapsAreCausalSoftmaxesEqualToReference)
   }
   std::cout << "[ measured ] stories260K max |attention weight - reference| = " << worst << "\n";
 }
+
+INSTANTIATE_TEST_SUITE_P(threads, forward_reference_threads, ::testing::Values(1, 2));
 
 // ---------------------------------------------------------------------------------------
 // A synthetic model: random weights of odd sizes, an untied classifier, and a context the
