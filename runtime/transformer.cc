@@ -96,9 +96,6 @@ Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights,
   out_.resize(n * config.dim);
   gate_.resize(n * config.hidden_dim);
   up_.resize(n * config.hidden_dim);
-  // One row: generation asks for the last position's logits only, and a prompt's 512 rows
-  // of a 32000-word vocabulary would be 62 MiB. Scoring every position grows it on demand.
-  logits_.resize(config.vocab_size);
 }
 
 absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const int> tokens,
@@ -165,6 +162,8 @@ absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const in
   // The top layer's vector becomes next-token logits: final norm, then the output projection.
   const int first = which == Logits::kLast ? n - 1 : 0;
   const int rows = n - first;
+  // Sized by the rows asked for, not the batch: generation wants the last position's only,
+  // and a prompt's 512 rows of a 32000-word vocabulary would be 62 MiB.
   if (logits_.size() < static_cast<size_t>(rows) * c.vocab_size) {
     logits_.resize(static_cast<size_t>(rows) * c.vocab_size);
   }
