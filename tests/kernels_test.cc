@@ -142,21 +142,21 @@ TEST(kernels, EveryGemvPathMatchesTheScalarReference) {
 // Integer products at the extremes: a hand-made file may hold -128 (the quantizer never
 // writes it), which the sign trick must still multiply right, and no int16 pair may saturate.
 TEST(kernels, Q8_0BlocksAtTheInt8ExtremesMatchTheScalarReference) {
+  // Blocks 0 and 2 all -128; blocks 1 and 3 alternate -128 and 127.
+  const auto weight = [](int i) { return (i / kQ8Block) % 2 == 0 || i % 2 == 0 ? -128 : 127; };
   std::string bytes(4 * sizeof(BlockQ8_0), '\0');
   for (int b = 0; b < 4; ++b) {
     BlockQ8_0 block;
     block.scale = 0x3c00;  // 1.0 in f16
-    for (int j = 0; j < kQ8Block; ++j) block.q[j] = static_cast<int8_t>(b % 2 == 0 ? -128 : (j % 2 ? 127 : -128));
+    for (int j = 0; j < kQ8Block; ++j) block.q[j] = static_cast<int8_t>(weight(b * kQ8Block + j));
     std::memcpy(&bytes[b * sizeof(BlockQ8_0)], &block, sizeof(block));
   }
   const Matrix w{bytes.data(), 1, 4 * kQ8Block, WeightType::kQ8_0};
   std::vector<float> x(4 * kQ8Block);
   for (size_t i = 0; i < x.size(); ++i) x[i] = i % 3 == 0 ? -1.0f : 1.0f;  // quantizes to ±127
-  // Exactly: blocks 0 and 2 give -128·Σx, blocks 1 and 3 pair -128 with -127 and 127 with 127.
-  double exact = 0;
+  double exact = 0;  // in integers: weight · (±127), times the activation scale 1/127
   for (size_t i = 0; i < x.size(); ++i) {
-    const int q = (i / kQ8Block) % 2 == 0 ? -128 : (i % 2 ? 127 : -128);
-    exact += q * (x[i] > 0 ? 127 : -127) * (1.0 / 127);
+    exact += weight(static_cast<int>(i)) * (x[i] > 0 ? 127 : -127) * (1.0 / 127);
   }
   std::vector<ActivationBlock> blocks(x.size() / kQ8Block);
   QuantizeActivations(x.data(), static_cast<int>(x.size()), blocks.data());
