@@ -31,10 +31,10 @@
 #include "gtest/gtest.h"
 #include "tests/test_env.h"
 #include "tests/test_util.h"
-#include "tools/attention_maps.h"
-#include "tools/attention_page.h"
-#include "tools/attention_png.h"
-#include "tools/png_writer.h"
+#include "tools/inspect/attention_maps.h"
+#include "tools/page/attention_page.h"
+#include "tools/inspect/attention_png.h"
+#include "tools/inspect/png_writer.h"
 
 extern char** environ;
 

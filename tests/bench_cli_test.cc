@@ -17,7 +17,7 @@
 #include "tests/test_env.h"
 #include "runtime/weight_convert.h"
 #include "tests/test_util.h"
-#include "tools/weight_traffic.h"
+#include "tools/cli/weight_traffic.h"
 
 namespace toyllm {
 namespace {

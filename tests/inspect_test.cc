@@ -10,9 +10,9 @@
 #include "tests/test_env.h"
 #include "tests/test_util.h"
 #include "toyllm.h"
-#include "tools/attention_output.h"
-#include "tools/logit_lens.h"
-#include "tools/tap_recorder.h"
+#include "tools/page/attention_output.h"
+#include "tools/inspect/logit_lens.h"
+#include "tools/inspect/tap_recorder.h"
 
 namespace toyllm {
 namespace {

@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "models/atomic_file.h"
-#include "tools/interrupt.h"
+#include "tools/cli/interrupt.h"
 
 namespace toyllm {
 namespace {

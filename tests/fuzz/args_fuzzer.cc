@@ -1,4 +1,4 @@
-// The command line's parser (tools/args.h) with a fixed table of every flag kind. The
+// The command line's parser (tools/cli/args.h) with a fixed table of every flag kind. The
 // input's NUL bytes split it into arguments, as argv's strings are; the first byte says
 // whether positional arguments are collected.
 #include <iostream>
@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "tests/fuzz/fuzz_targets.h"
-#include "tools/args.h"
+#include "tools/cli/args.h"
 
 namespace toyllm::fuzz {
 

@@ -1,4 +1,4 @@
-// The .npy writer (tools/npy_writer.h) on shapes from the input: the first byte is the
+// The .npy writer (tools/inspect/npy_writer.h) on shapes from the input: the first byte is the
 // rank (0..32, NumPy's limit), the next bytes the dimensions. The file must come out as
 // NumPy reads it: version 1.0, the header padded to a multiple of 64, then the floats.
 #include <cstdio>
@@ -7,7 +7,7 @@
 
 #include "tests/fuzz/fuzz_targets.h"
 #include "tests/fuzz/fuzz_util.h"
-#include "tools/npy_writer.h"
+#include "tools/inspect/npy_writer.h"
 
 namespace toyllm::fuzz {
 

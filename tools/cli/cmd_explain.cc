@@ -1,0 +1,172 @@
+// toyllm explain: one attention computation step by step, as the article does it by hand:
+// each token's x, its q, k and v, the scores q·k, their scaling by √d_k, the softmax
+// weights and the weighted sum of values. Every number is the forward pass's own (taps).
+#include <cmath>
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/model_setup.h"
+#include "tools/inspect/tap_recorder.h"
+
+namespace toyllm {
+namespace {
+
+constexpr int kShownValues = 8;  // longer vectors are cut, with their length said
+
+std::string Vector(const float* v, int n) {
+  std::vector<std::string> parts;
+  for (int i = 0; i < std::min(n, kShownValues); ++i) parts.push_back(absl::StrFormat("%.4g", v[i]));
+  return absl::StrCat("[", absl::StrJoin(parts, ", "), n > kShownValues ? absl::StrCat(", … (", n, ")") : "", "]");
+}
+
+std::string TokenText(const Tokenizer& tokenizer, int id) {
+  return absl::StrReplaceAll(tokenizer.Piece(id), {{"\xE2\x96\x81", " "}});
+}
+
+// Terminal columns of a UTF-8 text: CJK and other wide characters take two.
+int Columns(const std::string& text) {
+  int columns = 0;
+  for (size_t i = 0; i < text.size();) {
+    const unsigned char lead = text[i];
+    const int bytes = lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4;
+    columns += bytes >= 3 && lead != 0xE2 ? 2 : 1;  // U+2000..U+2FFF (E2 ..) are narrow
+    i += bytes;
+  }
+  return columns;
+}
+
+std::string Padded(const std::string& text, int width) {
+  return text + std::string(std::max(0, width - Columns(text)), ' ');
+}
+
+std::string RightAligned(const std::string& text, int width) {
+  return std::string(std::max(0, width - Columns(text)), ' ') + text;
+}
+
+// The query position: --position, else the last occurrence of --token, else the last.
+absl::StatusOr<int> QueryPosition(const std::vector<int>& ids, const Tokenizer& tokenizer,
+                                  const std::string& token, int position) {
+  const int n = static_cast<int>(ids.size());
+  if (position >= 0) {
+    if (position >= n) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--position: ", position, " is outside the prompt's 0..", n - 1));
+    }
+    return position;
+  }
+  if (token.empty()) return n - 1;
+  for (int p = n - 1; p >= 0; --p) {
+    if (absl::StripLeadingAsciiWhitespace(TokenText(tokenizer, ids[p])) ==
+        absl::StripLeadingAsciiWhitespace(token)) {
+      return p;
+    }
+  }
+  return absl::InvalidArgumentError(absl::StrCat("--token: '", token, "' is not a token of the prompt"));
+}
+
+}  // namespace
+
+absl::Status RunExplain(const std::vector<std::string>& argv) {
+  ModelFlags model_flags;
+  int layer = 0, head = 0, position = -1;
+  std::string token;
+  std::vector<Flag> flags = CommonFlags(model_flags, /*with_context=*/true);
+  flags.insert(flags.end(), {
+      {"", "--layer", "the layer (default 0)", &layer},
+      {"", "--head", "the query head (default 0)", &head},
+      {"", "--token", "the query token's text (default: the last token)", &token},
+      {"", "--position", "the query token's position, instead of --token", &position},
+  });
+  Args args("explain",
+            "Prints one head's attention for one query token step by step, as the article does:\n"
+            "x, q, k, v of every token, the scores q·k, ÷√d_k, softmax, and Σ weight·v.",
+            flags);
+  if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
+  absl::StatusOr<LoadedModel> model = LoadForInference(model_flags);
+  if (!model.ok()) return model.status();
+  const ModelConfig& c = model->file->config;
+  if (layer < 0 || layer >= c.n_layers) {
+    return absl::InvalidArgumentError(absl::StrCat("--layer: ", layer, " is outside 0..", c.n_layers - 1));
+  }
+  if (head < 0 || head >= c.n_heads) {
+    return absl::InvalidArgumentError(absl::StrCat("--head: ", head, " is outside 0..", c.n_heads - 1));
+  }
+  absl::StatusOr<std::vector<int>> ids = EncodePrompt(*model, model_flags.prompt);
+  if (!ids.ok()) return ids.status();
+  const Tokenizer& tokenizer = *model->tokenizer;
+  absl::StatusOr<int> query = QueryPosition(*ids, tokenizer, token, position);
+  if (!query.ok()) return query.status();
+
+  // The block's input is the embedding for layer 0 and the previous block's output after.
+  const std::pair<Tap, int> input = layer == 0 ? std::pair{Tap::kEmbed, -1} : std::pair{Tap::kResidPost, layer - 1};
+  TapRecorder recorder({input, {Tap::kAttnNorm, layer}, {Tap::kQRaw, layer}, {Tap::kKRaw, layer},
+                        {Tap::kQ, layer}, {Tap::kK, layer},
+                        {Tap::kV, layer}, {Tap::kScores, layer}, {Tap::kWeights, layer},
+                        {Tap::kKqvOut, layer}});
+  model->transformer->set_observer(&recorder);
+  absl::StatusOr<std::vector<float>> logits =
+      Prefill(*model->transformer, *ids, 0, Transformer::Logits::kLast);
+  if (!logits.ok()) return logits.status();
+
+  const int d = c.head_dim, kv_head = head / c.group_size();
+  const auto& x = *recorder.Rows(input.first, input.second);
+  const auto& h = *recorder.Rows(Tap::kAttnNorm, layer);
+  const auto& q_raw = *recorder.Rows(Tap::kQRaw, layer);
+  const auto& k_raw = *recorder.Rows(Tap::kKRaw, layer);
+  const auto& q = *recorder.Rows(Tap::kQ, layer);
+  const auto& k = *recorder.Rows(Tap::kK, layer);
+  const auto& v = *recorder.Rows(Tap::kV, layer);
+  const auto& scores = *recorder.Rows(Tap::kScores, layer, head);
+  const auto& weights = *recorder.Rows(Tap::kWeights, layer, head);
+  const auto& out = *recorder.Rows(Tap::kKqvOut, layer);
+  const int n = *query + 1;  // the keys the query can see
+  const std::string query_text = TokenText(tokenizer, (*ids)[*query]);
+
+  std::string s = absl::StrFormat(
+      "layer %d, head %d (key/value head %d), d_k = %d; query: \"%s\" at position %d\n\n", layer,
+      head, kv_head, d, query_text, *query);
+  int step = 0;
+  const auto row_label = [&](int p) { return Padded(TokenText(tokenizer, (*ids)[p]), 10); };
+  absl::StrAppend(&s, ++step, ". Each token's input vector x (", c.dim, " dims)\n");
+  for (int p = 0; p < n; ++p) absl::StrAppend(&s, "   ", row_label(p), " ", Vector(x[p].data(), c.dim), "\n");
+  if (c.norm == NormKind::kRmsNorm) {
+    absl::StrAppend(&s, "\n", ++step, ". RMSNorm: h = x / sqrt(mean(x²) + eps) · g\n");
+    for (int p = 0; p < n; ++p) absl::StrAppend(&s, "   ", row_label(p), " ", Vector(h[p].data(), c.dim), "\n");
+  }
+  const char* input_name = c.norm == NormKind::kNone ? "x" : "h";
+  absl::StrAppend(&s, "\n", ++step, ". q = ", input_name, "·W_Q, k = ", input_name, "·W_K, v = ",
+                  input_name, "·W_V (this head's ", d, " dims)\n");
+  for (int p = 0; p < n; ++p) {
+    absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(&q_raw[p][head * d], d), "  k ",
+                    Vector(&k_raw[p][kv_head * d], d), "  v ", Vector(&v[p][kv_head * d], d), "\n");
+  }
+  if (c.rope_layout != RopeLayout::kNone) {
+    absl::StrAppend(&s, "\n", ++step, ". RoPE: each pair of q's and k's coordinates turned by an angle that "
+                    "grows with the position\n");
+    for (int p = 0; p < n; ++p) {
+      absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(&q[p][head * d], d), "  k ",
+                      Vector(&k[p][kv_head * d], d), "\n");
+    }
+  }
+  const float sqrt_dk = std::sqrt(static_cast<float>(d));
+  absl::StrAppend(&s, absl::StrFormat("\n%d. Scores of \"%s\": q·k, divided by √d_k = %.4g, then softmax\n",
+                                      ++step, query_text, sqrt_dk));
+  absl::StrAppend(&s, "   ", Padded("key", 10), " ", RightAligned("q·k", 10), " ",
+                  RightAligned("÷√d_k", 10), " ", RightAligned("weight", 10), "\n");
+  for (int p = 0; p < n; ++p) {
+    const float scaled = scores[*query][p];
+    absl::StrAppend(&s, "   ", row_label(p),
+                    absl::StrFormat(" %10.5g %10.5g %10.4f\n", scaled * sqrt_dk, scaled, weights[*query][p]));
+  }
+  absl::StrAppend(&s, absl::StrFormat("\n%d. \"%s\"'s new vector: Σ weight · v = %s\n", ++step, query_text,
+                                      Vector(&out[*query][head * d], d)));
+  std::cout << s;
+  return absl::OkStatus();
+}
+
+}  // namespace toyllm

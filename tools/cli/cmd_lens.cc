@@ -1,0 +1,74 @@
+// toyllm lens: the logit lens. The residual stream after the embedding and after each
+// block, put through the final norm and the output projection as if it were the last
+// layer, shows how the prediction forms layer by layer (the article's last paragraph).
+#include <algorithm>
+#include <iostream>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
+#include "tools/cli/commands.h"
+#include "tools/inspect/logit_lens.h"
+#include "tools/cli/model_setup.h"
+#include "tools/inspect/tap_recorder.h"
+
+namespace toyllm {
+namespace {
+
+std::string Quoted(const Tokenizer& tokenizer, int id) {
+  return absl::StrCat("'", absl::StrReplaceAll(tokenizer.Piece(id), {{"\xE2\x96\x81", " "}, {"\n", "\\n"}}), "'");
+}
+
+}  // namespace
+
+absl::Status RunLens(const std::vector<std::string>& argv) {
+  ModelFlags model_flags;
+  int top = 5;
+  std::vector<Flag> flags = CommonFlags(model_flags, /*with_context=*/true);
+  flags.push_back({"", "--top", "most likely next tokens shown per layer (default 5)", &top});
+  Args args("lens",
+            "For every position of the prompt and every layer (after the embedding, after each\n"
+            "block; the last is the model's real prediction), the most likely next tokens.",
+            flags);
+  if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
+  absl::StatusOr<LoadedModel> model = LoadForInference(model_flags);
+  if (!model.ok()) return model.status();
+  const ModelConfig& c = model->file->config;
+  if (top < 1 || top > c.vocab_size) {
+    return absl::InvalidArgumentError(absl::StrCat("--top: ", top, " is outside 1..", c.vocab_size));
+  }
+  absl::StatusOr<std::vector<int>> ids = EncodePrompt(*model, model_flags.prompt);
+  if (!ids.ok()) return ids.status();
+
+  std::set<std::pair<Tap, int>> taps = {{Tap::kEmbed, -1}};
+  for (int l = 0; l < c.n_layers; ++l) taps.insert({Tap::kResidPost, l});
+  TapRecorder recorder(taps);
+  model->transformer->set_observer(&recorder);
+  absl::StatusOr<std::vector<float>> logits = Prefill(*model->transformer, *ids, 0, Transformer::Logits::kLast);
+  if (!logits.ok()) return logits.status();
+
+  const Tokenizer& tokenizer = *model->tokenizer;
+  std::string out;
+  for (size_t p = 0; p < ids->size(); ++p) {
+    absl::StrAppend(&out, absl::StrFormat("position %d %s → next token\n", p, Quoted(tokenizer, (*ids)[p])));
+    for (int stage = -1; stage < c.n_layers; ++stage) {
+      const auto& rows = *recorder.Rows(stage < 0 ? Tap::kEmbed : Tap::kResidPost, stage);
+      const std::vector<float> probs = LensProbabilities(*model->file, rows[p]);
+      std::vector<int> order(probs.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::partial_sort(order.begin(), order.begin() + top, order.end(),
+                        [&probs](int a, int b) { return probs[a] > probs[b]; });
+      const std::string name = stage < 0 ? "embed" : absl::StrCat("blk.", stage, stage == c.n_layers - 1 ? " (final)" : "");
+      absl::StrAppend(&out, absl::StrFormat("  %-14s", name));
+      for (int i = 0; i < top; ++i) {
+        absl::StrAppend(&out, absl::StrFormat(" %12s %.3f", Quoted(tokenizer, order[i]), probs[order[i]]));
+      }
+      absl::StrAppend(&out, "\n");
+    }
+  }
+  std::cout << out;
+  return absl::OkStatus();
+}
+
+}  // namespace toyllm

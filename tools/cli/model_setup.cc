@@ -1,0 +1,122 @@
+#include "tools/cli/model_setup.h"
+
+#include <sys/stat.h>
+
+#include <iostream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tools/cli/default_model.h"
+
+namespace toyllm {
+namespace {
+
+bool IsFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+std::string Directory(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  return slash == std::string::npos ? "." : path.substr(0, slash);
+}
+
+}  // namespace
+
+std::vector<Flag> CommonFlags(ModelFlags& f, bool with_context) {
+  if (f.model.empty()) f.model = DefaultModelPath();
+  std::vector<Flag> flags = {
+      {"-m", "--model", "model file (default: the project's own, " + f.model + ")", &f.model},
+      {"", "--tokenizer", "SentencePiece .model (default: tok<vocab>.model or tokenizer.model "
+                          "beside the model)", &f.tokenizer},
+      {"-p", "--prompt", "prompt text (default: empty, i.e. BOS alone)", &f.prompt},
+      {"-t", "--threads", "threads (default: all cores)", &f.threads},
+  };
+  if (with_context) {
+    flags.push_back({"-c", "--ctx-size", "context length (default: the model's)", &f.ctx_size});
+  }
+  return flags;
+}
+
+// The tokenizer file to use: --tokenizer, else one beside the model.
+static absl::StatusOr<std::string> FindTokenizerFile(const ModelFlags& flags, const ModelFile& model) {
+  if (!flags.tokenizer.empty()) return flags.tokenizer;
+  const std::string dir = Directory(flags.model);
+  const std::vector<std::string> candidates = {
+      absl::StrCat(dir, "/tok", model.config.vocab_size, ".model"),
+      absl::StrCat(dir, "/tokenizer.model")};
+  for (const std::string& candidate : candidates) {
+    if (IsFile(candidate)) return candidate;
+  }
+  return absl::NotFoundError(absl::StrCat(
+      flags.model, ": no --tokenizer given, none inside the model file and none beside it (looked for ",
+      absl::StrJoin(candidates, ", "), ")"));
+}
+
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const ModelFlags& flags,
+                                                            const ModelFile& model) {
+  // A model file that carries its vocabulary (GGUF) needs no tokenizer file.
+  const bool embedded = flags.tokenizer.empty() && !model.tokenizer_model.empty();
+  absl::StatusOr<std::string> path = embedded ? flags.model : FindTokenizerFile(flags, model);
+  if (!path.ok()) return path.status();
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer =
+      embedded ? LoadSentencePieceModel(model.tokenizer_model, *path) : LoadSentencePieceFile(*path);
+  if (!tokenizer.ok()) return tokenizer.status();
+  if ((*tokenizer)->vocab_size() != model.config.vocab_size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        *path, ": the tokenizer has ", (*tokenizer)->vocab_size(), " tokens but the model ",
+        flags.model, " has a vocabulary of ", model.config.vocab_size));
+  }
+  return tokenizer;
+}
+
+absl::StatusOr<LoadedModel> LoadForInference(const ModelFlags& flags) {
+  if (flags.model.empty()) return absl::InvalidArgumentError("no model given (-m FILE)");
+  if (flags.threads < 0 || flags.threads > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--threads: ", flags.threads, " is outside 0..1024"));
+  }
+  if (flags.ctx_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("--ctx-size: ", flags.ctx_size, " is negative"));
+  }
+  LoadedModel loaded;
+  absl::StatusOr<std::unique_ptr<ModelFile>> file = LoadModel(flags.model);
+  if (!file.ok()) return file.status();
+  loaded.file = *std::move(file);
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadTokenizerFor(flags, *loaded.file);
+  if (!tokenizer.ok()) return tokenizer.status();
+  loaded.tokenizer = *std::move(tokenizer);
+
+  const ModelConfig& config = loaded.file->config;
+  const int context = flags.ctx_size > 0 ? flags.ctx_size : config.context_length;
+  SetThreadCount(flags.threads > 0 ? flags.threads
+                                   : static_cast<int>(std::thread::hardware_concurrency()));
+  absl::StatusOr<std::unique_ptr<Transformer>> transformer =
+      Transformer::Create(config, loaded.file->weights, context);
+  if (!transformer.ok()) {
+    return absl::Status(transformer.status().code(),
+                        absl::StrCat(flags.model, ": ", transformer.status().message()));
+  }
+  // Only once the context is known to be usable, so that a rejected -c gives one error line.
+  if (context > config.context_length) {
+    std::cerr << "warning: a context of " << context << " exceeds the " << config.context_length
+              << " positions " << flags.model << " records as trained\n";
+  }
+  loaded.transformer = *std::move(transformer);
+  return loaded;
+}
+
+absl::StatusOr<std::vector<int>> EncodePrompt(const LoadedModel& model, const std::string& prompt) {
+  std::vector<int> ids = model.tokenizer->Encode(prompt, /*add_bos=*/true);
+  if (ids.empty()) return absl::InvalidArgumentError("the tokenizer has no BOS token and the prompt is empty");
+  const int context = model.transformer->context_length();
+  if (static_cast<int>(ids.size()) > context) {
+    return absl::OutOfRangeError(absl::StrCat("the prompt is ", ids.size(),
+                                              " tokens long, more than the context of ", context,
+                                              " (-c)"));
+  }
+  return ids;
+}
+
+}  // namespace toyllm
