@@ -22,13 +22,22 @@ bool ModelsRequired() {
   return env != nullptr && std::string(env) == "1";
 }
 
-std::string ModelPath(const std::string& relative) {
-  const std::string path = ModelsDir() + "/" + relative;
+namespace {
+
+std::string ExistingOrReported(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) == 0) return path;
   std::cerr << "\n*** MODEL FILE MISSING: " << path
             << " (set TOYLLM_MODELS to the folder holding the shared models) ***\n\n";
   return "";
+}
+
+}  // namespace
+
+std::string ModelPath(const std::string& relative) { return ExistingOrReported(ModelsDir() + "/" + relative); }
+
+std::string SharedPath(const std::string& sibling, const std::string& relative) {
+  return ExistingOrReported(ModelsDir() + "/../" + sibling + "/" + relative);
 }
 
 std::string Stories260K() { return ModelPath("stories260K/stories260K.bin"); }

@@ -13,6 +13,10 @@ namespace toyllm::testing {
 std::string ModelsDir();
 std::string GoldenDir();  // the "golden" folder beside the models folder
 
+// Path of a file in a folder beside the models folder ("zoo", "tokenizers",
+// "chat-templates"), or "" after reporting it missing.
+std::string SharedPath(const std::string& sibling, const std::string& relative);
+
 // Path of a file under ModelsDir(), or "" after reporting it missing.
 std::string ModelPath(const std::string& relative);
 
