@@ -138,6 +138,7 @@ absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const in
     Offer(Tap::kV, l, pos, n, c.kv_dim(), v_.data());
     cache_.Store(l, pos, n, k_.data(), v_.data());
     Attention(l, pos, n);
+    Intervene(Tap::kKqvOut, l, pos, n, c.q_dim(), attn_.data());
     Offer(Tap::kKqvOut, l, pos, n, c.q_dim(), attn_.data());
 
     // x = x + out·W_O: the residual connection keeps the token's own vector.
@@ -153,9 +154,11 @@ absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const in
       Linear(h_.data(), n, {{w.w1, gate_.data()}, {w.w3, up_.data()}});
       SwiGlu(gate_.data(), up_.data(), n * c.hidden_dim);
       Linear(gate_.data(), n, w.w2, out_.data());
+      Intervene(Tap::kFfnOut, l, pos, n, dim, out_.data());
       Offer(Tap::kFfnOut, l, pos, n, dim, out_.data());
       AddInPlace(x_.data(), out_.data(), n * dim);
     }
+    Intervene(Tap::kResidPost, l, pos, n, dim, x_.data());
     Offer(Tap::kResidPost, l, pos, n, dim, x_.data());
   }
 

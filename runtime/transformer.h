@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
+#include "runtime/intervention.h"
 #include "runtime/kv_cache.h"
 #include "runtime/model_config.h"
 #include "runtime/rope.h"
@@ -40,6 +41,10 @@ class Transformer {
   // Attaches an observer of the intermediates (nullptr detaches it).
   void set_observer(TapObserver* observer) { observer_ = observer; }
 
+  // Attaches an intervention that may overwrite heads' outputs, MLP outputs and the
+  // residual stream (nullptr detaches it). It must outlive the Forward calls it is on for.
+  void set_intervention(Intervention* intervention) { intervention_ = intervention; }
+
   const ModelConfig& config() const { return config_; }
   int context_length() const { return context_length_; }
   int max_batch() const { return max_batch_; }
@@ -56,6 +61,9 @@ class Transformer {
 
   void Offer(Tap tap, int layer, int pos, int rows, int cols, const float* data,
              int head = -1) const;
+  void Intervene(Tap tap, int layer, int pos, int rows, int cols, float* data) {
+    if (intervention_ != nullptr) intervention_->Edit(tap, layer, pos, rows, cols, data);
+  }
 
   const ModelConfig config_;
   const ModelWeights& weights_;
@@ -64,6 +72,7 @@ class Transformer {
   const Rope rope_;
   KvCache cache_;
   TapObserver* observer_ = nullptr;
+  Intervention* intervention_ = nullptr;
   mutable std::mutex offer_mutex_;
 
   // Activations of one batch, one row per position.

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "tools/page/attention_output.h"
+#include "tools/cli/ablation_flags.h"
 #include "tools/cli/commands.h"
 #include "tools/inspect/index_list.h"
 #include "tools/cli/model_setup.h"
@@ -13,7 +14,9 @@ namespace toyllm {
 absl::Status RunAttention(const std::vector<std::string>& argv) {
   ModelFlags model_flags;
   std::string output, layer_list, head_list;
+  AblationFlags ablation_flags;
   std::vector<Flag> flags = CommonFlags(model_flags, /*with_context=*/true);
+  AddAblationFlags(ablation_flags, flags);
   flags.insert(flags.end(), {
       {"-o", "--output", "folder to write the maps into (created if missing)", &output},
       {"", "--layers", "layers to keep, e.g. 0,2-4 (default: all)", &layer_list},
@@ -35,6 +38,8 @@ absl::Status RunAttention(const std::vector<std::string>& argv) {
   if (!heads.ok()) return heads.status();
   absl::StatusOr<std::vector<int>> prompt = EncodePrompt(*model, model_flags.prompt);
   if (!prompt.ok()) return prompt.status();
+  absl::StatusOr<std::unique_ptr<HeadAblation>> ablation = AttachAblation(ablation_flags, *model, *prompt);
+  if (!ablation.ok()) return ablation.status();
 
   TapRecorder recorder(AttentionTaps(*layers));
   model->transformer->set_observer(&recorder);

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "tools/page/attention_output.h"
+#include "tools/cli/ablation_flags.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_setup.h"
 #include "tools/cli/text_stream.h"
@@ -31,7 +32,9 @@ absl::Status RunGenerate(const std::vector<std::string>& argv) {
   SamplerOptions sampling;
   int n_predict = 256;
   std::string dump_attention;
+  AblationFlags ablation_flags;
   std::vector<Flag> flags = CommonFlags(model_flags, /*with_context=*/true);
+  AddAblationFlags(ablation_flags, flags);
   flags.insert(flags.end(), {
       {"-n", "--n-predict", "tokens to generate after the prompt (default 256; -1: until the context ends)", &n_predict},
       {"", "--temp", "temperature; 0 is greedy (default 1.0)", &sampling.temperature},
@@ -56,6 +59,8 @@ absl::Status RunGenerate(const std::vector<std::string>& argv) {
   if (!model.ok()) return model.status();
   absl::StatusOr<std::vector<int>> prompt = EncodePrompt(*model, model_flags.prompt);
   if (!prompt.ok()) return prompt.status();
+  absl::StatusOr<std::unique_ptr<HeadAblation>> ablation = AttachAblation(ablation_flags, *model, *prompt);
+  if (!ablation.ok()) return ablation.status();
 
   GenerateOptions options;
   options.n_predict = n_predict;

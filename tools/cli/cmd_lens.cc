@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "tools/cli/ablation_flags.h"
 #include "tools/cli/commands.h"
 #include "tools/inspect/logit_lens.h"
 #include "tools/cli/model_setup.h"
@@ -25,7 +26,9 @@ std::string Quoted(const Tokenizer& tokenizer, int id) {
 absl::Status RunLens(const std::vector<std::string>& argv) {
   ModelFlags model_flags;
   int top = 5;
+  AblationFlags ablation_flags;
   std::vector<Flag> flags = CommonFlags(model_flags, /*with_context=*/true);
+  AddAblationFlags(ablation_flags, flags);
   flags.push_back({"", "--top", "most likely next tokens shown per layer (default 5)", &top});
   Args args("lens",
             "For every position of the prompt and every layer (after the embedding, after each\n"
@@ -40,6 +43,8 @@ absl::Status RunLens(const std::vector<std::string>& argv) {
   }
   absl::StatusOr<std::vector<int>> ids = EncodePrompt(*model, model_flags.prompt);
   if (!ids.ok()) return ids.status();
+  absl::StatusOr<std::unique_ptr<HeadAblation>> ablation = AttachAblation(ablation_flags, *model, *ids);
+  if (!ablation.ok()) return ablation.status();
 
   std::set<std::pair<Tap, int>> taps = {{Tap::kEmbed, -1}};
   for (int l = 0; l < c.n_layers; ++l) taps.insert({Tap::kResidPost, l});

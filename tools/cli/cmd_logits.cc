@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "tools/cli/ablation_flags.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_setup.h"
 #include "tools/inspect/npy_writer.h"
@@ -12,7 +13,9 @@ namespace toyllm {
 absl::Status RunLogits(const std::vector<std::string>& argv) {
   ModelFlags model_flags;
   std::string output, hidden;
+  AblationFlags ablation_flags;
   std::vector<Flag> flags = CommonFlags(model_flags, /*with_context=*/true);
+  AddAblationFlags(ablation_flags, flags);
   flags.push_back({"-o", "--output", "the .npy file to write: float32 [prompt tokens, vocab]", &output});
   flags.push_back({"", "--hidden", "also write the residual stream after the embedding and after every "
                                    "block: float32 [layers + 1, prompt tokens, dim]", &hidden});
@@ -23,6 +26,8 @@ absl::Status RunLogits(const std::vector<std::string>& argv) {
   if (!model.ok()) return model.status();
   absl::StatusOr<std::vector<int>> prompt = EncodePrompt(*model, model_flags.prompt);
   if (!prompt.ok()) return prompt.status();
+  absl::StatusOr<std::unique_ptr<HeadAblation>> ablation = AttachAblation(ablation_flags, *model, *prompt);
+  if (!ablation.ok()) return ablation.status();
   const ModelConfig& config = model->file->config;
   std::set<std::pair<Tap, int>> taps = {{Tap::kEmbed, -1}};
   for (int l = 0; l < config.n_layers; ++l) taps.insert({Tap::kResidPost, l});

@@ -10,6 +10,7 @@
 
 namespace toyllm {
 
+absl::Status RunAblate(const std::vector<std::string>& args);
 absl::Status RunAttention(const std::vector<std::string>& args);
 absl::Status RunBench(const std::vector<std::string>& args);
 absl::Status RunConvert(const std::vector<std::string>& args);
@@ -18,6 +19,7 @@ absl::Status RunGenerate(const std::vector<std::string>& args);
 absl::Status RunInfo(const std::vector<std::string>& args);
 absl::Status RunLens(const std::vector<std::string>& args);
 absl::Status RunLogits(const std::vector<std::string>& args);
+absl::Status RunPatch(const std::vector<std::string>& args);
 absl::Status RunTokenize(const std::vector<std::string>& args);
 
 }  // namespace toyllm

@@ -25,6 +25,8 @@ constexpr Command kCommands[] = {
     {"bench", "prefill and decode speed, like llama-bench, against the memory bandwidth bound", toyllm::RunBench},
     {"lens", "the logit lens: each layer's next-token guess at every position", toyllm::RunLens},
     {"logits", "write the logits at every prompt position to a .npy file", toyllm::RunLogits},
+    {"ablate", "the model without some heads: continuation, or referent accuracy per head", toyllm::RunAblate},
+    {"patch", "activation patching: which heads, positions and MLPs restore a clean answer", toyllm::RunPatch},
 };
 
 void PrintUsage(std::ostream& out) {

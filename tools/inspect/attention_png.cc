@@ -33,6 +33,17 @@ Rgb AttentionColor(float weight) {
           mix(kBlues[i].b, kBlues[i + 1].b)};
 }
 
+void FillRect(std::vector<uint8_t>& rgb, int width, int x, int y, int w, int h, Rgb color) {
+  for (int row = y; row < y + h; ++row) {
+    uint8_t* pixel = &rgb[(static_cast<size_t>(row) * width + x) * 3];
+    for (int i = 0; i < w; ++i, pixel += 3) {
+      pixel[0] = color.r;
+      pixel[1] = color.g;
+      pixel[2] = color.b;
+    }
+  }
+}
+
 LayerPngLayout LayerPngLayoutFor(int heads, int positions) {
   LayerPngLayout layout;
   layout.cell = std::max(2, 256 / std::max(1, positions));
@@ -68,23 +79,12 @@ absl::Status WriteLayerPng(const std::string& path, const AttentionMaps& maps, i
   }
 
   std::vector<uint8_t> rgb(static_cast<size_t>(layout.width) * layout.height * 3);
-  for (size_t i = 0; i < rgb.size(); i += 3) {
-    rgb[i] = kAttentionGapColor.r;
-    rgb[i + 1] = kAttentionGapColor.g;
-    rgb[i + 2] = kAttentionGapColor.b;
-  }
+  FillRect(rgb, layout.width, 0, 0, layout.width, layout.height, kAttentionGapColor);
   for (int h = 0; h < heads; ++h) {
     for (int q = 0; q < t; ++q) {
       for (int k = 0; k < t; ++k) {
-        const Rgb color = AttentionColor(maps.at(layer_index, h, q, k));
-        for (int y = layout.Y(h, q); y < layout.Y(h, q) + layout.cell; ++y) {
-          uint8_t* pixel = &rgb[(static_cast<size_t>(y) * layout.width + layout.X(h, k)) * 3];
-          for (int x = 0; x < layout.cell; ++x, pixel += 3) {
-            pixel[0] = color.r;
-            pixel[1] = color.g;
-            pixel[2] = color.b;
-          }
-        }
+        FillRect(rgb, layout.width, layout.X(h, k), layout.Y(h, q), layout.cell, layout.cell,
+                 AttentionColor(maps.at(layer_index, h, q, k)));
       }
     }
   }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "tools/inspect/attention_maps.h"
@@ -22,6 +23,9 @@ struct Rgb {
 // whose lightness falls steadily with the weight. Weights outside [0, 1] are clamped; NaN
 // and infinities are red, so that they stand out.
 Rgb AttentionColor(float weight);
+
+// Paints the w × h rectangle at (x, y) of an RGB image `width` pixels wide.
+void FillRect(std::vector<uint8_t>& rgb, int width, int x, int y, int w, int h, Rgb color);
 
 // The gray between and around the heads.
 inline constexpr Rgb kAttentionGapColor = {160, 160, 160};

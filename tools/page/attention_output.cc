@@ -50,11 +50,16 @@ absl::StatusOr<AttentionMaps> AssembleMaps(const TapRecorder& recorder, const st
   return maps;
 }
 
-absl::Status WriteAttentionFolder(const std::string& dir, const AttentionMaps& maps,
-                                  const ModelConfig& config, const std::string& model_path) {
+absl::Status CreateFolder(const std::string& dir) {
   if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST) {
     return absl::PermissionDeniedError(absl::StrCat(dir, ": cannot create folder (", strerror(errno), ")"));
   }
+  return absl::OkStatus();
+}
+
+absl::Status WriteAttentionFolder(const std::string& dir, const AttentionMaps& maps,
+                                  const ModelConfig& config, const std::string& model_path) {
+  if (absl::Status s = CreateFolder(dir); !s.ok()) return s;
   const int64_t t = maps.positions;
   if (absl::Status s = WriteNpy(dir + "/attention.npy", maps.weights.data(),
                                 {static_cast<int64_t>(maps.layers.size()),

@@ -22,6 +22,9 @@ absl::StatusOr<AttentionMaps> AssembleMaps(const TapRecorder& recorder, const st
                                            const std::vector<int>& heads, const std::vector<int>& ids,
                                            const Tokenizer& tokenizer);
 
+// Creates `dir` unless it exists.
+absl::Status CreateFolder(const std::string& dir);
+
 absl::Status WriteAttentionFolder(const std::string& dir, const AttentionMaps& maps,
                                   const ModelConfig& config, const std::string& model_path);
 
