@@ -18,6 +18,9 @@
 #include "tests/test_env.h"
 #include "tests/test_util.h"
 #include "tokenizer/load_tokenizer.h"
+#include "tools/inspect/activation_patch.h"
+#include "tools/inspect/head_ablation.h"
+#include "tools/inspect/referent_accuracy.h"
 
 namespace toyllm {
 namespace {
@@ -178,6 +181,54 @@ TEST_F(coref_model, AHeadOfTheTopLayersAttendsToTheReferent) {
     std::cout << "  " << kind << ": " << right << " of " << total << "\n";
   }
   EXPECT_GE(rate, 0.90);
+}
+
+// The README's head-ablation table (toyllm ablate --heldout models/coref_heldout.tsv):
+// the attention pattern of layer 2 head 0 points at the referent, but removing the head
+// changes no answer; removing layer 1 head 2 breaks nearly every "obstacle" sentence.
+TEST_F(coref_model, AblationShowsLayer1Head2DecidesAndLayer2Head0DoesNot) {
+  absl::StatusOr<std::vector<ReferentSentence>> sentences = ReadReferentTsv(kHeldOut);
+  ASSERT_TRUE(sentences.ok()) << sentences.status();
+  const ModelConfig& c = model_->config;
+  absl::StatusOr<std::unique_ptr<Transformer>> t = Transformer::Create(c, model_->weights, c.context_length);
+  ASSERT_TRUE(t.ok());
+  const auto accuracy = [&](std::vector<HeadRef> heads) {
+    const InterventionFor ablate = [&](const std::vector<int>&) -> absl::StatusOr<std::unique_ptr<Intervention>> {
+      if (heads.empty()) return nullptr;
+      return std::make_unique<HeadAblation>(heads, c.head_dim);
+    };
+    absl::StatusOr<ReferentAccuracy> a = GreedyReferentAccuracy(**t, *tokenizer_, *sentences, ablate);
+    EXPECT_TRUE(a.ok()) << a.status();
+    return a.ok() ? *a : ReferentAccuracy{};
+  };
+  const ReferentAccuracy none = accuracy({});
+  EXPECT_EQ(none.all.right, 400);
+  EXPECT_EQ(none.all.total, 400);
+  const ReferentAccuracy l2h0 = accuracy({{2, 0}});
+  EXPECT_EQ(l2h0.all.right, 400);
+  const ReferentAccuracy layer2 = accuracy({{2, 0}, {2, 1}, {2, 2}, {2, 3}});
+  EXPECT_EQ(layer2.all.right, 400);
+  const ReferentAccuracy l1h2 = accuracy({{1, 2}});
+  EXPECT_EQ(l1h2.by_kind.at("animal").right, 200);
+  EXPECT_NEAR(l1h2.by_kind.at("obstacle").right, 21, 5);
+}
+
+// The README's patching map of the article's pair: layer 2's heads restore almost nothing;
+// layer 1's heads 0 and 3 and the MLPs carry the difference.
+TEST_F(coref_model, PatchingTheArticlesPairPointsAtLayer1) {
+  const ModelConfig& c = model_->config;
+  absl::StatusOr<std::unique_ptr<Transformer>> t = Transformer::Create(c, model_->weights, c.context_length);
+  ASSERT_TRUE(t.ok());
+  absl::StatusOr<PatchMetric> metric = ParsePatchMetric("动物-马路", *tokenizer_);
+  ASSERT_TRUE(metric.ok());
+  absl::StatusOr<PatchMap> map =
+      PatchEachComponent(**t, tokenizer_->Encode("这个动物并没有过马路，因为它太累了。它指的是", true),
+                         tokenizer_->Encode("这个动物并没有过马路，因为它太宽了。它指的是", true), *metric);
+  ASSERT_TRUE(map.ok()) << map.status();
+  for (int h = 0; h < c.n_heads; ++h) EXPECT_LT(map->head[2 * c.n_heads + h], 0.1) << "layer 2 head " << h;
+  EXPECT_NEAR(map->head[1 * c.n_heads + 0], 0.33, 0.05);
+  EXPECT_NEAR(map->head[1 * c.n_heads + 3], 0.35, 0.05);
+  EXPECT_NEAR(map->mlp[0], 0.61, 0.05);
 }
 
 // The README's main command: `generate` without -m runs this model.
