@@ -14,6 +14,8 @@ packages=(
   python3-torch          # tests: makes .pt checkpoints; trains models/coref.gguf
   python3-sentencepiece  # tools/coref: the tokenizer of models/coref.gguf
   chromium               # tests: renders the attention page headless
+  pybind11-dev python3-pybind11 python3-dev  # the Python module (python/); skipped when absent
+  python3-numpy          # the Python module's arrays and its test
   curl ca-certificates   # fetch-models.sh, only where ../shared is absent
   clang libclang-rt-14-dev  # fuzz.sh: libFuzzer, and ASan/UBSan for clang
 )

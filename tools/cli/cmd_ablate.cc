@@ -8,28 +8,17 @@
 #include "absl/strings/str_format.h"
 #include "tools/cli/ablation_flags.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/generate_text.h"
 #include "tools/cli/model_setup.h"
-#include "tools/cli/text_stream.h"
 #include "tools/inspect/referent_accuracy.h"
 
 namespace toyllm {
 namespace {
 
 absl::StatusOr<std::string> GreedyText(LoadedModel& model, const std::vector<int>& prompt, int n) {
-  GenerateOptions options;
-  options.n_predict = n;
-  for (int id : {model.tokenizer->eos_id(), model.tokenizer->bos_id()}) {
-    if (id >= 0) options.stop_tokens.push_back(id);
-  }
   SamplerOptions greedy;
   greedy.temperature = 0;
-  Sampler sampler(greedy);
-  TextStream stream(*model.tokenizer);
-  std::string text = stream.Push(prompt);
-  absl::StatusOr<GenerateStats> stats = Generate(*model.transformer, sampler, prompt, options,
-                                                 [&](int id) { text += stream.Push({id}); });
-  if (!stats.ok()) return stats.status();
-  return text + stream.Finish();
+  return GenerateText(model, prompt, n, greedy);
 }
 
 absl::Status CompareContinuations(const AblationFlags& ablation_flags, LoadedModel& model,

@@ -8,6 +8,7 @@
 #include "tools/page/attention_output.h"
 #include "tools/cli/ablation_flags.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/generate_text.h"
 #include "tools/cli/model_setup.h"
 #include "tools/cli/text_stream.h"
 
@@ -64,10 +65,7 @@ absl::Status RunGenerate(const std::vector<std::string>& argv) {
 
   GenerateOptions options;
   options.n_predict = n_predict;
-  // EOS ends a sequence; the TinyStories checkpoints also use BOS as the story delimiter.
-  for (int id : {model->tokenizer->eos_id(), model->tokenizer->bos_id()}) {
-    if (id >= 0) options.stop_tokens.push_back(id);
-  }
+  options.stop_tokens = StopTokens(*model->tokenizer);
   if (sampling.temperature > 0) std::cerr << "seed: " << sampling.seed << "\n";
 
   const ModelConfig& config = model->file->config;
