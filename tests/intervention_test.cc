@@ -110,6 +110,14 @@ TEST(intervention, AblatingAHeadEqualsZeroingItsSliceOfWoWithGroupedQueries) {
   testing::RemoveTempDir(dir);
 }
 
+TEST(intervention, AblatingAHeadEqualsZeroingItsSliceOfWoOnALlamaCppGguf) {
+  const std::string path = testing::ModelPath("gguf/stories260K.llamacpp-f32.gguf");
+  TOYLLM_REQUIRE_FILE(path);
+  std::unique_ptr<ModelFile> model = Load(path);
+  ASSERT_NE(model, nullptr);
+  ExpectAblationIsZeroedWo(*model, testing::MixedTokens());
+}
+
 // The KV cache holds what the ablated heads left: a prompt fed one token at a time gives
 // the logits of one batch.
 TEST(intervention, AblationAndPatchingHoldAcrossForwardCalls) {
