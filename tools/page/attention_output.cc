@@ -9,10 +9,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
-#include "models/atomic_file.h"
 #include "tools/page/attention_page.h"
 #include "tools/inspect/attention_png.h"
 #include "tools/inspect/npy_writer.h"
+#include "tools/inspect/text_file.h"
 
 namespace toyllm {
 
@@ -79,13 +79,7 @@ absl::Status WriteAttentionFolder(const std::string& dir, const AttentionMaps& m
                 {"vocab_size", config.vocab_size}}}};
   const std::string json = tokens.dump(1, ' ', /*ensure_ascii=*/false,
                                        nlohmann::json::error_handler_t::replace);
-  if (absl::Status s = WriteFileAtomically(dir + "/tokens.json", [&](std::FILE* f) {
-        std::fwrite(json.data(), 1, json.size(), f);
-        return absl::OkStatus();
-      });
-      !s.ok()) {
-    return s;
-  }
+  if (absl::Status s = WriteTextFile(dir + "/tokens.json", json); !s.ok()) return s;
   if (absl::Status s = WriteAttentionPage(dir + "/index.html", maps, model_path); !s.ok()) return s;
   for (size_t li = 0; li < maps.layers.size(); ++li) {
     const std::string png = absl::StrCat(dir, "/layer", maps.layers[li], ".png");

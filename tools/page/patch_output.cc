@@ -1,22 +1,24 @@
 #include "tools/page/patch_output.h"
 
-#include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
-#include "models/atomic_file.h"
 #include "tools/inspect/heatmap_png.h"
 #include "tools/inspect/npy_writer.h"
+#include "tools/inspect/text_file.h"
 #include "tools/page/attention_output.h"
 
 namespace toyllm {
 namespace {
 
-std::string TokenText(const Tokenizer& tokenizer, int id) {
-  return absl::StrReplaceAll(tokenizer.Piece(id), {{"\xE2\x96\x81", " "}});
+// The tokens' text, "\xE2\x96\x81" shown as a space.
+std::vector<std::string> TokenTexts(const Tokenizer& tokenizer, const std::vector<int>& ids) {
+  std::vector<std::string> text;
+  for (int id : ids) text.push_back(absl::StrReplaceAll(tokenizer.Piece(id), {{"\xE2\x96\x81", " "}}));
+  return text;
 }
 
 std::string Escape(const std::string& text) {
@@ -46,37 +48,23 @@ std::string Table(const std::string& caption, const std::vector<std::string>& co
   return html + "</table>\n";
 }
 
-absl::Status WriteText(const std::string& path, const std::string& text) {
-  return WriteFileAtomically(path, [&](std::FILE* f) {
-    if (std::fwrite(text.data(), 1, text.size(), f) != text.size()) {
-      return absl::DataLossError(absl::StrCat(path, ": write failed"));
-    }
-    return absl::OkStatus();
-  });
-}
-
 }  // namespace
 
 std::string RenderPatchPage(const PatchMap& map, const PatchMetric& metric, const Tokenizer& tokenizer,
                             const std::string& title) {
-  std::vector<std::string> heads, positions, text;
+  const std::vector<std::string> clean = TokenTexts(tokenizer, map.clean_ids);
+  const std::vector<std::string> corrupt = TokenTexts(tokenizer, map.corrupt_ids);
+  std::vector<std::string> heads, positions;
   for (int h = 0; h < map.heads; ++h) heads.push_back(absl::StrCat(h));
   for (int p = 0; p < map.positions; ++p) {
-    const std::string clean = TokenText(tokenizer, map.clean_ids[p]);
-    const std::string corrupt = TokenText(tokenizer, map.corrupt_ids[p]);
-    positions.push_back(clean == corrupt ? clean : absl::StrCat(clean, "/", corrupt));
-  }
-  std::string clean_text, corrupt_text;
-  for (int p = 0; p < map.positions; ++p) {
-    absl::StrAppend(&clean_text, TokenText(tokenizer, map.clean_ids[p]));
-    absl::StrAppend(&corrupt_text, TokenText(tokenizer, map.corrupt_ids[p]));
+    positions.push_back(clean[p] == corrupt[p] ? clean[p] : absl::StrCat(clean[p], "/", corrupt[p]));
   }
   std::string html = absl::StrCat(
       "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>activation patching: ", Escape(title),
       "</title>\n<style>body{font-family:sans-serif;margin:1em}table{border-collapse:collapse}"
       "td,th{border:1px solid #ccc;padding:4px 6px;text-align:center;font-size:13px}"
       "td{min-width:2.5em}</style></head><body>\n<h1>Activation patching</h1>\n<p>model: ",
-      Escape(title), "<br>clean: ", Escape(clean_text), "<br>corrupted: ", Escape(corrupt_text),
+      Escape(title), "<br>clean: ", Escape(absl::StrJoin(clean, "")), "<br>corrupted: ", Escape(absl::StrJoin(corrupt, "")),
       absl::StrFormat("<br>metric: %s, clean %.4f, corrupted %.4f", Escape(metric.text), map.clean, map.corrupt),
       "</p>\n<p>Each cell: the corrupted prompt rerun with that one component taken from the clean run; "
       "the metric restored, 0 = corrupted, 1 = clean (below 0 in red).</p>\n");
@@ -98,11 +86,6 @@ absl::Status WritePatchFolder(const std::string& dir, const PatchMap& map, const
         std::tuple{"patch_mlp.npy", &map.mlp, std::vector<int64_t>{layers}}}) {
     if (absl::Status s = WriteNpy(absl::StrCat(dir, "/", name), values->data(), shape); !s.ok()) return s;
   }
-  std::vector<std::string> clean_text, corrupt_text;
-  for (int p = 0; p < map.positions; ++p) {
-    clean_text.push_back(TokenText(tokenizer, map.clean_ids[p]));
-    corrupt_text.push_back(TokenText(tokenizer, map.corrupt_ids[p]));
-  }
   const nlohmann::json json = {
       {"model", model_path},
       {"metric", metric.text},
@@ -110,20 +93,20 @@ absl::Status WritePatchFolder(const std::string& dir, const PatchMap& map, const
       {"metric_corrupt", map.corrupt},
       {"clean_ids", map.clean_ids},
       {"corrupt_ids", map.corrupt_ids},
-      {"clean_text", clean_text},
-      {"corrupt_text", corrupt_text},
+      {"clean_text", TokenTexts(tokenizer, map.clean_ids)},
+      {"corrupt_text", TokenTexts(tokenizer, map.corrupt_ids)},
       {"layers", map.layers},
       {"heads", map.heads},
       {"positions", map.positions},
       {"head", map.head},
       {"residual", map.residual},
       {"mlp", map.mlp}};
-  if (absl::Status s = WriteText(dir + "/patch.json",
+  if (absl::Status s = WriteTextFile(dir + "/patch.json",
                                  json.dump(1, ' ', false, nlohmann::json::error_handler_t::replace));
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = WriteText(dir + "/index.html", RenderPatchPage(map, metric, tokenizer, model_path)); !s.ok()) {
+  if (absl::Status s = WriteTextFile(dir + "/index.html", RenderPatchPage(map, metric, tokenizer, model_path)); !s.ok()) {
     return s;
   }
   if (absl::Status s = WriteHeatmapPng(dir + "/heads.png", map.head, map.layers, map.heads, 32); !s.ok()) return s;
