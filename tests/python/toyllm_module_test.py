@@ -82,6 +82,19 @@ class ModelTest(unittest.TestCase):
             np.testing.assert_array_equal(ablated, np.load(self.path("ablated.npy")), err_msg=mode)
             self.assertGreater(np.abs(ablated - self.model.run(ids)).max(), 1e-3)
 
+    def test_ablated_attention_equals_the_cli(self):
+        ids = self.model.tokenize(WIDE)
+        toyllm_cli("attention", "-p", WIDE, "-o", self.path("ablated_maps"), "--ablate", "1.2")
+        attention = np.load(self.path("ablated_maps/attention.npy"))
+        _, cache = self.model.run_with_cache(ids, ablate=[(1, 2)])
+        _, intact = self.model.run_with_cache(ids)
+        np.testing.assert_array_equal(cache["blk.2.weights"], attention[2])
+        # Layer 1's own weights come before its heads' outputs are removed; layer 2's change.
+        np.testing.assert_array_equal(cache["blk.1.weights"], intact["blk.1.weights"])
+        self.assertGreater(np.abs(cache["blk.2.weights"] - intact["blk.2.weights"]).max(), 1e-3)
+        d = self.model.config["head_dim"]
+        np.testing.assert_array_equal(cache["blk.1.kqv_out"][:, 2 * d:3 * d], 0)
+
     def test_generate_equals_the_cli(self):
         for prompt in (TIRED, WIDE):
             expected = toyllm_cli("generate", "-p", prompt, "--temp", "0", "-n", "3")

@@ -34,7 +34,8 @@ class HeadAblation : public Intervention {
   HeadAblation(std::vector<HeadRef> heads, int head_dim);
 
   // The heads' outputs set to their mean over the positions of `reference` (BOS first), as
-  // `transformer` computes them with nothing ablated. Overwrites its KV cache.
+  // `transformer` computes them with nothing ablated. Overwrites its KV cache and detaches
+  // its observer: attach one afterwards.
   static absl::StatusOr<HeadAblation> Mean(std::vector<HeadRef> heads, Transformer& transformer,
                                            absl::Span<const int> reference);
 
