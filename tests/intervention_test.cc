@@ -240,6 +240,21 @@ TEST(intervention_cli, BadInputIsOneLineAndANonZeroExit) {
   testing::RemoveTempDir(out);
 }
 
+TEST(intervention_cli, AblateShowsTheContinuationWithAndWithoutTheHeads) {
+  const testing::RunResult r = testing::RunToyllm({"ablate", "-p", kWide, "--heads", "1.2", "-n", "1"});
+  ASSERT_TRUE(testing::Succeeds(r)) << testing::Describe(r);
+  EXPECT_NE(r.out.find("no ablation:\n  next token: '马路'"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("greedy:     " + kWide + "马路\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ablated 1.2:\n"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("greedy:     " + kWide + "马路\n", r.out.find("ablated")), std::string::npos) << r.out;
+  const testing::RunResult table = testing::RunToyllm(
+      {"ablate", "--heldout", std::string(TOYLLM_SOURCE_DIR) + "/models/coref_heldout.tsv", "--heads", "2.0,2.1"});
+  ASSERT_TRUE(testing::Succeeds(table)) << testing::Describe(table);
+  EXPECT_NE(table.out.find("| none | 200/200 (100.0%) | 200/200 (100.0%) | 400/400 (100.0%) |"), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("| 2.0,2.1 | "), std::string::npos) << table.out;
+}
+
 TEST(intervention_cli, PatchWritesItsFiles) {
   const std::string out = testing::TempDir();
   const testing::RunResult r =

@@ -2,10 +2,13 @@
 // continuation with and without them; on a file of sentences with known referents
 // (--heldout, e.g. models/coref_heldout.tsv), the accuracy of the greedy referent with no
 // head ablated, with each single head ablated, and with the --heads set ablated.
+#include <algorithm>
 #include <iostream>
+#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "runtime/ops.h"
 #include "tools/cli/ablation_flags.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/generate_text.h"
@@ -21,20 +24,40 @@ absl::StatusOr<std::string> GreedyText(LoadedModel& model, const std::vector<int
   return GenerateText(model, prompt, n, greedy);
 }
 
+// The `top` most likely next tokens after the prompt, with their probabilities.
+absl::StatusOr<std::string> NextTokens(LoadedModel& model, const std::vector<int>& prompt, int top) {
+  absl::StatusOr<std::vector<float>> logits = Prefill(*model.transformer, prompt, 0, Transformer::Logits::kLast);
+  if (!logits.ok()) return logits.status();
+  std::vector<float> probs = *std::move(logits);
+  Softmax(probs.data(), static_cast<int>(probs.size()));
+  std::vector<int> order(probs.size());
+  std::iota(order.begin(), order.end(), 0);
+  top = std::min<int>(top, static_cast<int>(order.size()));
+  std::partial_sort(order.begin(), order.begin() + top, order.end(), [&](int a, int b) { return probs[a] > probs[b]; });
+  std::string text;
+  for (int i = 0; i < top; ++i) {
+    absl::StrAppend(&text, absl::StrFormat(" '%s' %.3f", model.tokenizer->Piece(order[i]), probs[order[i]]));
+  }
+  return text;
+}
+
 absl::Status CompareContinuations(const AblationFlags& ablation_flags, LoadedModel& model,
                                   const std::string& prompt_text, int n) {
   absl::StatusOr<std::vector<int>> prompt = EncodePrompt(model, prompt_text);
   if (!prompt.ok()) return prompt.status();
   absl::StatusOr<std::unique_ptr<HeadAblation>> ablation = MakeAblation(ablation_flags, model, *prompt, "--heads");
   if (!ablation.ok()) return ablation.status();
-  absl::StatusOr<std::string> baseline = GreedyText(model, *prompt, n);
-  if (!baseline.ok()) return baseline.status();
-  model.transformer->set_intervention(ablation->get());
-  absl::StatusOr<std::string> ablated = GreedyText(model, *prompt, n);
-  model.transformer->set_intervention(nullptr);
-  if (!ablated.ok()) return ablated.status();
-  std::cout << "no ablation:     " << *baseline << "\n"
-            << "ablated " << absl::StrFormat("%-8s", ablation_flags.heads) << ": " << *ablated << "\n";
+  std::string report;
+  for (HeadAblation* heads : {static_cast<HeadAblation*>(nullptr), ablation->get()}) {
+    model.transformer->set_intervention(heads);
+    absl::StatusOr<std::string> next = NextTokens(model, *prompt, 3);
+    absl::StatusOr<std::string> text = next.ok() ? GreedyText(model, *prompt, n) : next.status();
+    model.transformer->set_intervention(nullptr);
+    if (!text.ok()) return text.status();
+    absl::StrAppend(&report, heads == nullptr ? "no ablation" : absl::StrCat("ablated ", ablation_flags.heads),
+                    ":\n  next token:", *next, "\n  greedy:     ", *text, "\n");
+  }
+  std::cout << report;
   return absl::OkStatus();
 }
 

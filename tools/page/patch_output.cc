@@ -37,8 +37,10 @@ std::string Table(const std::string& caption, const std::vector<std::string>& co
     for (int c = 0; c < cols; ++c) {
       const float v = values[l * cols + c];
       const Rgb color = DivergingColor(v);
-      absl::StrAppend(&html, absl::StrFormat("<td style=\"background:rgb(%d,%d,%d)\" title=\"%s\">%.2f</td>",
-                                             color.r, color.g, color.b,
+      // Dark cells take white text.
+      const char* ink = color.r + color.g + color.b < 384 ? "#fff" : "#000";
+      absl::StrAppend(&html, absl::StrFormat("<td style=\"background:rgb(%d,%d,%d);color:%s\" title=\"%s\">%.2f</td>",
+                                             color.r, color.g, color.b, ink,
                                              Escape(absl::StrFormat("layer %d, %s%s: %.4f", l, hover_prefix,
                                                                     columns[c], v)),
                                              v));
