@@ -266,5 +266,19 @@ TEST(intervention_cli, PatchWritesItsFiles) {
   testing::RemoveTempDir(out);
 }
 
+TEST(intervention_cli, PatchRunsOnALlamaCppGguf) {
+  const std::string path = testing::ModelPath("gguf/stories260K.llamacpp-f32.gguf");
+  TOYLLM_REQUIRE_FILE(path);
+  const std::string out = testing::TempDir();
+  const testing::RunResult r = testing::RunToyllm(
+      {"patch", "-m", path, "--clean", "Once upon a time, there was a little girl. The girl was happy. She",
+       "--corrupt", "Once upon a time, there was a little boy. The boy was happy. She", "--metric", "she-he",
+       "-o", out});
+  ASSERT_TRUE(testing::Succeeds(r)) << testing::Describe(r);
+  EXPECT_NE(r.out.find("layer 4:"), std::string::npos) << r.out;
+  EXPECT_TRUE(testing::PathExists(out + "/patch.npy"));
+  testing::RemoveTempDir(out);
+}
+
 }  // namespace
 }  // namespace toyllm

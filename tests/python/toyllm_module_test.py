@@ -13,6 +13,8 @@ import numpy as np
 import toyllm
 
 BINARY = os.environ["TOYLLM_BINARY"]
+MODELS = os.environ.get("TOYLLM_MODELS") or os.path.join(os.environ["TOYLLM_SOURCE_DIR"], "..", "shared", "models")
+LLAMA_CPP_GGUF = os.path.join(MODELS, "gguf", "stories260K.llamacpp-f32.gguf")
 TIRED = "这个动物并没有过马路，因为它太累了。它指的是"
 WIDE = "这个动物并没有过马路，因为它太宽了。它指的是"
 
@@ -101,6 +103,22 @@ class ModelTest(unittest.TestCase):
             self.assertEqual(self.model.generate(prompt, n=3, temp=0) + "\n", expected)
         expected = toyllm_cli("generate", "-p", WIDE, "--temp", "0", "-n", "1", "--ablate", "1.2")
         self.assertEqual(self.model.generate(WIDE, n=1, temp=0, ablate=[(1, 2)]) + "\n", expected)
+
+    def test_a_llama_cpp_gguf_gives_the_cli_numbers(self):
+        if not os.path.exists(LLAMA_CPP_GGUF):
+            if os.environ.get("TOYLLM_REQUIRE_MODELS") == "1":
+                self.fail(f"{LLAMA_CPP_GGUF} is missing (TOYLLM_REQUIRE_MODELS=1)")
+            self.skipTest(f"{LLAMA_CPP_GGUF} is missing (set TOYLLM_MODELS)")
+        model = toyllm.Model(LLAMA_CPP_GGUF)
+        prompt = "Once upon a time, there was a little girl"
+        ids = model.tokenize(prompt)
+        _, cache = model.run_with_cache(ids, ablate=[(4, 1)])
+        toyllm_cli("attention", "-m", LLAMA_CPP_GGUF, "-p", prompt, "-o", self.path("stories"), "--ablate", "4.1")
+        attention = np.load(self.path("stories/attention.npy"))
+        for layer in range(model.config["n_layers"]):
+            np.testing.assert_array_equal(cache[f"blk.{layer}.weights"], attention[layer])
+        expected = toyllm_cli("generate", "-m", LLAMA_CPP_GGUF, "-p", prompt, "--temp", "0", "-n", "8")
+        self.assertEqual(model.generate(prompt, n=8, temp=0) + "\n", expected)
 
     def test_bad_arguments_raise_with_the_library_message(self):
         ids = self.model.tokenize(TIRED)
