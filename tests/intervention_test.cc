@@ -87,7 +87,8 @@ void ExpectAblationIsZeroedWo(const ModelFile& model, const std::vector<int>& id
       ZeroedHead zeroed(model, l, h);
       const std::vector<float> expected = Logits(c, zeroed.weights, ids, nullptr);
       const std::vector<float> intact = Logits(c, model.weights, ids, nullptr);
-      EXPECT_LE(testing::MaxAbsDiff(ablated, expected), 1e-5f) << "layer " << l << " head " << h;
+      // Exactly: a zero input and a zero weight give the same zero products.
+      EXPECT_EQ(ablated, expected) << "layer " << l << " head " << h;
       // The head mattered: the comparison is not of two unchanged runs.
       EXPECT_GT(testing::MaxAbsDiff(ablated, intact), 1e-4f) << "layer " << l << " head " << h;
     }
