@@ -120,8 +120,10 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
       }
     });
   };
-  if (!c.rope_freq_factors.empty()) {
-    add_vector("rope_freqs.weight", c.rope_freq_factors.data(), static_cast<int>(c.rope_freq_factors.size()));
+  if (!c.rope_freq_factors.empty()) {  // part of the config: never generated values
+    const std::vector<float>& f = c.rope_freq_factors;
+    w.AddTensor("rope_freqs.weight", {static_cast<int64_t>(f.size())}, GgmlType::kF32,
+                [&f](std::string* out) { FromFloat32(GgmlType::kF32, f.data(), f.size(), out); });
   }
   add_matrix("token_embd.weight", weights.token_embedding);
   for (int l = 0; l < c.n_layers; ++l) {
