@@ -141,12 +141,14 @@ absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const in
       AddBias(k_.data(), w.bk, n, c.kv_dim());
       AddBias(v_.data(), w.bv, n, c.kv_dim());
     }
+    Offer(Tap::kQRaw, l, pos, n, c.q_dim(), q_.data());
+    Offer(Tap::kKRaw, l, pos, n, c.kv_dim(), k_.data());
     if (c.qk_norm) {  // Qwen 3: every head's q and k get unit RMS, so q·k cannot grow unbounded
       NormalizeHeads(q_.data(), w.q_norm, n * c.n_heads);
       NormalizeHeads(k_.data(), w.k_norm, n * c.n_kv_heads);
+      Offer(Tap::kQNormed, l, pos, n, c.q_dim(), q_.data());
+      Offer(Tap::kKNormed, l, pos, n, c.kv_dim(), k_.data());
     }
-    Offer(Tap::kQRaw, l, pos, n, c.q_dim(), q_.data());
-    Offer(Tap::kKRaw, l, pos, n, c.kv_dim(), k_.data());
     rope_.Apply(q_.data(), n, c.n_heads, pos);
     rope_.Apply(k_.data(), n, c.n_kv_heads, pos);
     Offer(Tap::kQ, l, pos, n, c.q_dim(), q_.data());

@@ -3,6 +3,7 @@
 // file must give a clean error naming the file and the problem, never a crash or a huge
 // allocation.
 #include <algorithm>
+#include <iostream>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -793,6 +794,18 @@ TEST_F(gguf, QwenArchitecturesMapTheirOptions) {
       EXPECT_EQ(l1.k_norm[0], 0.9f);
     }
     EXPECT_EQ(testing::AllLogits(**model, {1, 5, 9}).size(), 3u * c.vocab_size);
+    // explain shows what the architecture adds, with the forward pass's numbers.
+    const testing::RunResult explain =
+        testing::RunToyllm({"explain", "-m", file, "-p", "Once upon a time", "--layer", "1", "--head", "3"});
+    ASSERT_TRUE(testing::Succeeds(explain));
+    EXPECT_NE(explain.out.find("pairs (0, 4), (1, 5), … (the two halves, NeoX)"), std::string::npos);
+    if (c.qkv_bias) {
+      EXPECT_NE(explain.out.find("q = h·W_Q + b_Q, k = h·W_K + b_K, v = h·W_V + b_V"), std::string::npos);
+      EXPECT_NE(explain.out.find("bias       q [0.01, 0.01"), std::string::npos);
+    } else {
+      EXPECT_NE(explain.out.find("q/k norm: each head's q and k RMS-normalised before RoPE"), std::string::npos);
+      EXPECT_EQ(explain.out.find("b_Q"), std::string::npos);
+    }
   }
   GgufBuilder b = valid;
   const std::vector<float> factors = {1.0f, 1.5f, 4.0f, 8.0f};
