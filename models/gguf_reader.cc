@@ -83,7 +83,7 @@ absl::StatusOr<int> GetDim(const GgufFile& gguf, const std::string& key, int fal
   return static_cast<int>(*value);
 }
 
-// The architectures toyllm runs, and what each one's blocks add to Llama's.
+// The general.architecture values toyllm runs; ReadConfig maps what each adds to Llama.
 constexpr const char* kArchitectures[] = {"llama", "qwen2", "qwen3"};
 
 absl::StatusOr<ModelConfig> ReadConfig(const GgufFile& gguf, const std::string& arch) {

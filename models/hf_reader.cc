@@ -124,6 +124,10 @@ absl::StatusOr<ModelConfig> ReadConfig(const std::string& path) {
   absl::StatusOr<int> kv_heads = IntField(j, path, "num_key_value_heads", c.n_heads);
   if (!kv_heads.ok()) return kv_heads.status();
   c.n_kv_heads = *kv_heads;
+  if (c.n_kv_heads > 0 && c.n_heads % c.n_kv_heads != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": num_key_value_heads = ", c.n_kv_heads,
+                                                   " does not divide num_attention_heads = ", c.n_heads));
+  }
   absl::StatusOr<int> head_dim =
       IntField(j, path, "head_dim", c.n_heads > 0 ? c.dim / c.n_heads : 0);
   if (!head_dim.ok()) return head_dim.status();

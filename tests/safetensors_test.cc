@@ -586,7 +586,7 @@ TEST_F(safetensors, BadConfigsFailCleanly) {
   load(with("\"hidden_size\": 64,", "\"hidden_size\": -64,"), {"'hidden_size' is not a valid integer"});
   load(with("\"num_attention_heads\": 8,", "\"num_attention_heads\": 0,"), {"n_heads = 0 is outside"});
   load(with("\"num_key_value_heads\": 4,", "\"num_key_value_heads\": 3,"),
-       {"n_kv_heads = 3 does not divide n_heads = 8"});
+       {"num_key_value_heads = 3 does not divide num_attention_heads = 8"});
   load(with("[\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\"", "[\"GPT2LMHeadModel\"], \"model_type\": \"gpt2\""),
        {"only LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM models are supported"},
        absl::StatusCode::kUnimplemented);
