@@ -806,6 +806,19 @@ TEST_F(gguf, QwenArchitecturesMapTheirOptions) {
       EXPECT_NE(explain.out.find("q/k norm: each head's q and k RMS-normalised before RoPE"), std::string::npos);
       EXPECT_EQ(explain.out.find("b_Q"), std::string::npos);
     }
+    // The other inspection commands are observers of the same pass: they run as they are.
+    const std::string out = dir_ + "/" + arch;
+    for (const std::vector<std::string>& command :
+         {std::vector<std::string>{"attention", "-m", file, "-p", "Once upon a time", "-o", out + "_maps"},
+          {"lens", "-m", file, "-p", "Once upon a time"},
+          {"logits", "-m", file, "-p", "Once upon a time", "--hidden", out + "_hidden.npy", "-o", out + "_logits.npy"},
+          {"generate", "-m", file, "-p", "Once upon a time", "-n", "3", "--temp", "0", "--dump-attention",
+           out + "_generate_maps"}}) {
+      EXPECT_TRUE(testing::Succeeds(testing::RunToyllm(command))) << testing::QuotedArgs(command);
+    }
+    EXPECT_TRUE(testing::PathExists(out + "_maps/attention.npy"));
+    EXPECT_TRUE(testing::PathExists(out + "_hidden.npy"));
+    EXPECT_TRUE(testing::PathExists(out + "_generate_maps/index.html"));
   }
   GgufBuilder b = valid;
   const std::vector<float> factors = {1.0f, 1.5f, 4.0f, 8.0f};
