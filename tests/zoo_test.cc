@@ -3,6 +3,7 @@
 // position and its greedy continuation out. The ids come from the golden files, not from a
 // tokenizer, so this checks the forward pass and the reader alone.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <iostream>
 #include <memory>
@@ -141,7 +142,19 @@ TEST_P(zoo, LogitsAndGreedyIdsAgreeWithLlamaCpp) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(files, zoo, ::testing::ValuesIn(kCases));
+void PrintTo(const ZooCase& zc, std::ostream* os) { *os << zc.model; }
+
+// "qwen2_Q8_0" for qwen2-Q8_0.gguf.
+std::string CaseName(const ::testing::TestParamInfo<ZooCase>& info) {
+  std::string name = info.param.model;
+  name = name.substr(0, name.rfind('.'));
+  for (char& ch : name) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(files, zoo, ::testing::ValuesIn(kCases), CaseName);
 
 }  // namespace
 }  // namespace toyllm
