@@ -176,6 +176,11 @@ absl::StatusOr<ModelConfig> ReadConfig(const std::string& path) {
   }
   c.qkv_bias = family == "qwen2";
   c.qk_norm = family == "qwen3";
+  absl::StatusOr<bool> sliding = BoolField(j, path, "use_sliding_window");  // Qwen's, off in the releases
+  if (!sliding.ok()) return sliding.status();
+  if (*sliding) {
+    return absl::UnimplementedError(absl::StrCat(path, ": sliding-window attention is not supported"));
+  }
   absl::StatusOr<bool> tied = BoolField(j, path, "tie_word_embeddings");
   if (!tied.ok()) return tied.status();
   c.tied_output = *tied;

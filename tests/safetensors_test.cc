@@ -602,6 +602,8 @@ TEST_F(safetensors, BadConfigsFailCleanly) {
        {"attention or MLP biases are not supported"}, absl::StatusCode::kUnimplemented);
   load(with("\"attention_bias\": false", "\"attention_bias\": true"),
        {"attention or MLP biases are not supported"}, absl::StatusCode::kUnimplemented);
+  load(with("\"model_type\": \"llama\"", "\"model_type\": \"qwen2\", \"use_sliding_window\": true"),
+       {"sliding-window attention is not supported"}, absl::StatusCode::kUnimplemented);
   load(with("\"rms_norm_eps\": 1e-05", "\"rms_norm_eps\": \"small\""), {"'rms_norm_eps' is not a number"});
   // Values of the wrong JSON type must be errors, not exceptions.
   load(with("\"rope_scaling\": null", "\"rope_scaling\": {\"type\": 2}"),
