@@ -1,6 +1,9 @@
 #include "models/gguf_reader.h"
 
+#include <algorithm>
 #include <climits>
+#include <cmath>
+#include <iterator>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -80,9 +83,12 @@ absl::StatusOr<int> GetDim(const GgufFile& gguf, const std::string& key, int fal
   return static_cast<int>(*value);
 }
 
-absl::StatusOr<ModelConfig> ReadConfig(const GgufFile& gguf) {
+// The general.architecture values toyllm runs; ReadConfig maps what each adds to Llama.
+constexpr const char* kArchitectures[] = {"llama", "qwen2", "qwen3"};
+
+absl::StatusOr<ModelConfig> ReadConfig(const GgufFile& gguf, const std::string& arch) {
   ModelConfig c;
-  const std::string p = "llama.";
+  const std::string p = arch + ".";
   for (auto [key, field] : {std::pair{"embedding_length", &c.dim},
                             std::pair{"feed_forward_length", &c.hidden_dim},
                             std::pair{"block_count", &c.n_layers},
@@ -95,6 +101,16 @@ absl::StatusOr<ModelConfig> ReadConfig(const GgufFile& gguf) {
   absl::StatusOr<int> kv_heads = GetDim(gguf, p + "attention.head_count_kv", c.n_heads);
   if (!kv_heads.ok()) return kv_heads.status();
   c.n_kv_heads = *kv_heads;
+  if (c.n_kv_heads > 0 && c.n_heads % c.n_kv_heads != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        gguf.path(), ": ", p, "attention.head_count_kv = ", c.n_kv_heads, " does not divide ", p,
+        "attention.head_count = ", c.n_heads));
+  }
+  if (!gguf.Has(p + "attention.key_length") && c.n_heads > 0 && c.dim % c.n_heads != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        gguf.path(), ": ", p, "embedding_length = ", c.dim, " is not a multiple of ", p,
+        "attention.head_count = ", c.n_heads, " (and there is no ", p, "attention.key_length)"));
+  }
   const int default_head_dim = c.n_heads > 0 && c.dim % c.n_heads == 0 ? c.dim / c.n_heads : 0;
   absl::StatusOr<int> head_dim = GetDim(gguf, p + "attention.key_length", default_head_dim);
   if (!head_dim.ok()) return head_dim.status();
@@ -117,8 +133,22 @@ absl::StatusOr<ModelConfig> ReadConfig(const GgufFile& gguf) {
     if (!value.ok()) return value.status();
     *field = static_cast<float>(*value);
   }
-  // llama.cpp's converter stores Q and K un-permuted from Hugging Face's rotate-half layout.
-  c.rope_layout = *rope_dims == 0 ? RopeLayout::kNone : RopeLayout::kInterleaved;
+  absl::StatusOr<int> value_dim = GetDim(gguf, p + "attention.value_length", c.head_dim);
+  if (!value_dim.ok()) return value_dim.status();
+  if (*value_dim != c.head_dim) {
+    return absl::UnimplementedError(absl::StrCat(gguf.path(), ": ", p, "attention.value_length = ",
+                                                 *value_dim, " differs from the key length ", c.head_dim));
+  }
+  // llama.cpp's converter un-permutes Llama's Q and K from Hugging Face's rotate-half
+  // layout to adjacent pairs ("norm" RoPE); Qwen's it keeps as they are ("neox").
+  if (*rope_dims == 0) {
+    c.rope_layout = RopeLayout::kNone;
+  } else {
+    c.rope_layout = arch == "llama" ? RopeLayout::kInterleaved : RopeLayout::kHalfSplit;
+  }
+  // Qwen 2 adds a bias to q, k and v (llama.cpp requires them); Llama files may have them.
+  c.qkv_bias = arch == "qwen2" || (arch == "llama" && gguf.FindTensor("blk.0.attn_q.bias") != nullptr);
+  c.qk_norm = arch == "qwen3";
   // GGUF has no key for a model without norms; toyllm's own writes this one.
   if (gguf.Has(kNormKey)) {
     absl::StatusOr<std::string> norm = gguf.GetString(kNormKey);
@@ -137,6 +167,9 @@ absl::StatusOr<std::string> ReadTokenizer(const GgufFile& gguf) {
   if (!gguf.Has("tokenizer.ggml.tokens")) return std::string();
   absl::StatusOr<std::string> kind = gguf.GetString("tokenizer.ggml.model");
   if (!kind.ok()) return kind.status();
+  // TODO(merge): the byte-level BPE tokenizer (issue 12) replaces this: until then a
+  // 'gpt2' vocabulary loads as no tokenizer, so such a model runs on token ids.
+  if (*kind == "gpt2") return std::string();
   if (*kind != "llama") {
     return absl::UnimplementedError(absl::StrCat(
         gguf.path(), ": tokenizer.ggml.model '", *kind, "' is not supported (only 'llama', SentencePiece)"));
@@ -178,6 +211,25 @@ absl::StatusOr<std::string> ReadTokenizer(const GgufFile& gguf) {
   return BuildSentencePieceModel(v);
 }
 
+// Llama 3.1's rope_freqs.weight: one divisor per RoPE pair, kept in the config.
+absl::Status ReadRopeFactors(const GgufFile& gguf, ModelConfig* c) {
+  const GgufTensor* t = gguf.FindTensor("rope_freqs.weight");
+  if (c->rope_layout == RopeLayout::kNone || t->dims != std::vector<int64_t>{c->head_dim / 2}) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        gguf.path(), ": tensor 'rope_freqs.weight' has dims [", absl::StrJoin(t->dims, ", "),
+        "], expected [", c->head_dim / 2, "] (one per RoPE pair of a head)"));
+  }
+  c->rope_freq_factors.resize(c->head_dim / 2);
+  ToFloat32(t->type, t->data, c->head_dim / 2, c->rope_freq_factors.data());
+  for (float f : c->rope_freq_factors) {
+    if (!(f > 0.0f && std::isfinite(f))) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          gguf.path(), ": tensor 'rope_freqs.weight' holds ", f, ", not a positive frequency factor"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status MapWeights(const GgufFile& gguf, ModelFile& model) {
   const ModelConfig& c = model.config;
   ModelWeights& w = model.weights;
@@ -206,6 +258,17 @@ absl::Status MapWeights(const GgufFile& gguf, ModelFile& model) {
       if (!matrix.ok()) return matrix.status();
       *m = *matrix;
     }
+    for (auto [name, vector, n, wanted] :
+         {std::tuple{"attn_q.bias", &lw.bq, c.q_dim(), c.qkv_bias},
+          std::tuple{"attn_k.bias", &lw.bk, c.kv_dim(), c.qkv_bias},
+          std::tuple{"attn_v.bias", &lw.bv, c.kv_dim(), c.qkv_bias},
+          std::tuple{"attn_q_norm.weight", &lw.q_norm, c.head_dim, c.qk_norm},
+          std::tuple{"attn_k_norm.weight", &lw.k_norm, c.head_dim, c.qk_norm}}) {
+      if (!wanted) continue;
+      absl::StatusOr<const float*> v = map.Floats(b + name, {n});
+      if (!v.ok()) return v.status();
+      *vector = *v;
+    }
   }
   if (c.norm != NormKind::kNone) {
     absl::StatusOr<const float*> output_norm = map.Floats("output_norm.weight", {c.dim});
@@ -229,12 +292,16 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadGguf(std::unique_ptr<MappedFile> 
   if (!gguf.ok()) return gguf.status();
   absl::StatusOr<std::string> arch = gguf->GetString("general.architecture");
   if (!arch.ok()) return arch.status();
-  if (*arch != "llama") {
-    return absl::UnimplementedError(absl::StrCat(
-        file->path(), ": architecture '", *arch, "' is not supported (only 'llama')"));
+  if (std::find(std::begin(kArchitectures), std::end(kArchitectures), *arch) == std::end(kArchitectures)) {
+    return absl::UnimplementedError(absl::StrCat(file->path(), ": architecture '", *arch,
+                                                 "' is not supported (toyllm runs ",
+                                                 absl::StrJoin(kArchitectures, ", "), ")"));
   }
-  absl::StatusOr<ModelConfig> config = ReadConfig(*gguf);
+  absl::StatusOr<ModelConfig> config = ReadConfig(*gguf, *arch);
   if (!config.ok()) return config.status();
+  if (gguf->FindTensor("rope_freqs.weight") != nullptr) {
+    if (absl::Status s = ReadRopeFactors(*gguf, &*config); !s.ok()) return s;
+  }
   // The vocabulary size is the embedding's row count; llama.vocab_size is optional.
   const GgufTensor* embedding = gguf->FindTensor("token_embd.weight");
   if (embedding == nullptr || embedding->dims.size() != 2 || embedding->dims[1] > INT_MAX) {
@@ -257,7 +324,7 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadGguf(std::unique_ptr<MappedFile> 
   if (absl::Status s = CheckConversionFits(converted_bytes, file->path()); !s.ok()) return s;
 
   auto model = std::make_unique<ModelFile>();
-  model->format = absl::StrCat("GGUF v", gguf->version(), " (llama)");
+  model->format = absl::StrCat("GGUF v", gguf->version(), " (", *arch, ")");
   model->config = *config;
   if (absl::Status s = MapWeights(*gguf, *model); !s.ok()) return s;
   absl::StatusOr<std::string> tokenizer = ReadTokenizer(*gguf);

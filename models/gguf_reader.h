@@ -1,4 +1,4 @@
-// GGUF files of the "llama" architecture, as llama.cpp's converters and toyllm's writer
+// GGUF files of the llama, qwen2 and qwen3 architectures, as llama.cpp's converters and toyllm's writer
 // produce them: llama.cpp's metadata keys and tensor names mapped onto ModelConfig and
 // ModelWeights, and the tokenizer arrays rebuilt into a SentencePiece model.
 #ifndef TOYLLM_MODELS_GGUF_READER_H_

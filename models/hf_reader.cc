@@ -1,6 +1,7 @@
 #include "models/hf_reader.h"
 
 #include <climits>
+#include <cmath>
 #include <set>
 
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "models/safetensors_file.h"
 #include "models/ggml_type.h"
+#include "models/llama3_rope.h"
 #include "runtime/weight_convert.h"
 
 namespace toyllm {
@@ -58,15 +60,55 @@ absl::StatusOr<bool> BoolField(const json& config, const std::string& path, cons
   return config[key].get<bool>();
 }
 
+// The model families toyllm reads: transformers' model_type and its class.
+constexpr std::pair<const char*, const char*> kFamilies[] = {
+    {"llama", "LlamaForCausalLM"}, {"qwen2", "Qwen2ForCausalLM"}, {"qwen3", "Qwen3ForCausalLM"}};
+
+// The model_type of a supported family, or "".
+std::string Family(const json& j) {
+  for (auto [type, architecture] : kFamilies) {
+    if (j.contains("model_type") && j["model_type"] == type) return type;
+    if (j.contains("architectures") && j["architectures"].is_array() && j["architectures"].size() > 0 &&
+        j["architectures"][0] == architecture) {
+      return type;
+    }
+  }
+  return "";
+}
+
+// rope_scaling {"rope_type": "llama3", factor, low_freq_factor, high_freq_factor,
+// original_max_position_embeddings}, with the converter's defaults for absent fields.
+absl::StatusOr<Llama3RopeScaling> ReadLlama3Scaling(const json& s, const std::string& path) {
+  Llama3RopeScaling scaling;
+  for (auto [key, field] : {std::pair{"factor", &scaling.factor},
+                            std::pair{"low_freq_factor", &scaling.low_freq_factor},
+                            std::pair{"high_freq_factor", &scaling.high_freq_factor}}) {
+    absl::StatusOr<float> value = FloatField(s, path, key, *field);
+    if (!value.ok()) return value.status();
+    if (!(*value > 0.0f && std::isfinite(*value))) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": rope_scaling '", key, "' must be positive"));
+    }
+    *field = *value;
+  }
+  absl::StatusOr<int> context =
+      IntField(s, path, "original_max_position_embeddings", scaling.original_context);
+  if (!context.ok()) return context.status();
+  scaling.original_context = *context;
+  if (scaling.original_context < 1 || !(scaling.high_freq_factor > scaling.low_freq_factor)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": rope_scaling needs high_freq_factor > low_freq_factor and an original context > 0"));
+  }
+  return scaling;
+}
+
 absl::StatusOr<ModelConfig> ReadConfig(const std::string& path) {
   absl::StatusOr<json> config = ReadJson(path);
   if (!config.ok()) return config.status();
   const json& j = *config;
-  const bool llama = (j.contains("model_type") && j["model_type"] == "llama") ||
-                     (j.contains("architectures") && j["architectures"].is_array() &&
-                      j["architectures"].size() > 0 && j["architectures"][0] == "LlamaForCausalLM");
-  if (!llama) {
-    return absl::UnimplementedError(absl::StrCat(path, ": only LlamaForCausalLM models are supported"));
+  const std::string family = Family(j);
+  if (family.empty()) {
+    return absl::UnimplementedError(absl::StrCat(
+        path, ": only LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM models are supported"));
   }
   ModelConfig c;
   for (auto [key, field] : {std::pair{"hidden_size", &c.dim},
@@ -82,6 +124,10 @@ absl::StatusOr<ModelConfig> ReadConfig(const std::string& path) {
   absl::StatusOr<int> kv_heads = IntField(j, path, "num_key_value_heads", c.n_heads);
   if (!kv_heads.ok()) return kv_heads.status();
   c.n_kv_heads = *kv_heads;
+  if (c.n_kv_heads > 0 && c.n_heads % c.n_kv_heads != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": num_key_value_heads = ", c.n_kv_heads,
+                                                   " does not divide num_attention_heads = ", c.n_heads));
+  }
   absl::StatusOr<int> head_dim =
       IntField(j, path, "head_dim", c.n_heads > 0 ? c.dim / c.n_heads : 0);
   if (!head_dim.ok()) return head_dim.status();
@@ -107,22 +153,40 @@ absl::StatusOr<ModelConfig> ReadConfig(const std::string& path) {
       }
       type = s[field].get<std::string>();
     }
-    if (type != "default") {
+    if (type == "llama3") {
+      absl::StatusOr<Llama3RopeScaling> scaling = ReadLlama3Scaling(s, path);
+      if (!scaling.ok()) return scaling.status();
+      // A corrupt head_dim is ValidateConfig's to report, not a reason to allocate.
+      if (c.head_dim > 0 && c.head_dim <= c.dim) {
+        c.rope_freq_factors = Llama3RopeFactors(c.rope_theta, c.head_dim, *scaling);
+      }
+    } else if (type != "default") {
       return absl::UnimplementedError(
           absl::StrCat(path, ": RoPE scaling '", type, "' is not supported"));
     }
   }
+  // Qwen 2 always has q/k/v biases (and no attention_bias key); for the others
+  // attention_bias would also mean one on o_proj, which toyllm's blocks do not have.
   for (const char* key : {"attention_bias", "mlp_bias"}) {
     absl::StatusOr<bool> bias = BoolField(j, path, key);
     if (!bias.ok()) return bias.status();
-    if (*bias) {
+    if (*bias && (family != "qwen2" || std::string(key) == "mlp_bias")) {
       return absl::UnimplementedError(absl::StrCat(path, ": attention or MLP biases are not supported"));
     }
+  }
+  c.qkv_bias = family == "qwen2";
+  c.qk_norm = family == "qwen3";
+  absl::StatusOr<bool> sliding = BoolField(j, path, "use_sliding_window");  // Qwen's, off in the releases
+  if (!sliding.ok()) return sliding.status();
+  if (*sliding) {
+    return absl::UnimplementedError(absl::StrCat(path, ": sliding-window attention is not supported"));
   }
   absl::StatusOr<bool> tied = BoolField(j, path, "tie_word_embeddings");
   if (!tied.ok()) return tied.status();
   c.tied_output = *tied;
-  c.rope_layout = RopeLayout::kInterleaved;  // after UnpermuteRotateHalf
+  // Llama's Q and K are un-permuted to adjacent pairs, as llama.cpp's converter does; Qwen's
+  // stay in rotate-half order, which llama.cpp's qwen2 and qwen3 expect too.
+  c.rope_layout = family == "llama" ? RopeLayout::kInterleaved : RopeLayout::kHalfSplit;
   return c;
 }
 
@@ -230,6 +294,7 @@ absl::Status MapWeights(HfTensors& t, ModelFile& model) {
   if (!embedding.ok()) return embedding.status();
   w.token_embedding = *embedding;
   w.layers.resize(c.n_layers);
+  const bool unpermute = c.rope_layout == RopeLayout::kInterleaved;
   for (int l = 0; l < c.n_layers; ++l) {
     LayerWeights& lw = w.layers[l];
     const std::string p = absl::StrCat("model.layers.", l, ".");
@@ -240,8 +305,8 @@ absl::Status MapWeights(HfTensors& t, ModelFile& model) {
       *norm = *v;
     }
     for (auto [name, m, rows, cols, heads] :
-         {std::tuple{"self_attn.q_proj", &lw.wq, c.q_dim(), c.dim, c.n_heads},
-          std::tuple{"self_attn.k_proj", &lw.wk, c.kv_dim(), c.dim, c.n_kv_heads},
+         {std::tuple{"self_attn.q_proj", &lw.wq, c.q_dim(), c.dim, unpermute ? c.n_heads : 0},
+          std::tuple{"self_attn.k_proj", &lw.wk, c.kv_dim(), c.dim, unpermute ? c.n_kv_heads : 0},
           std::tuple{"self_attn.v_proj", &lw.wv, c.kv_dim(), c.dim, 0},
           std::tuple{"self_attn.o_proj", &lw.wo, c.dim, c.q_dim(), 0},
           std::tuple{"mlp.gate_proj", &lw.w1, c.hidden_dim, c.dim, 0},
@@ -250,6 +315,17 @@ absl::Status MapWeights(HfTensors& t, ModelFile& model) {
       absl::StatusOr<Matrix> matrix = t.Linear(p + name + ".weight", rows, cols, heads);
       if (!matrix.ok()) return matrix.status();
       *m = *matrix;
+    }
+    for (auto [name, vector, n, wanted] :
+         {std::tuple{"self_attn.q_proj.bias", &lw.bq, c.q_dim(), c.qkv_bias},
+          std::tuple{"self_attn.k_proj.bias", &lw.bk, c.kv_dim(), c.qkv_bias},
+          std::tuple{"self_attn.v_proj.bias", &lw.bv, c.kv_dim(), c.qkv_bias},
+          std::tuple{"self_attn.q_norm.weight", &lw.q_norm, c.head_dim, c.qk_norm},
+          std::tuple{"self_attn.k_norm.weight", &lw.k_norm, c.head_dim, c.qk_norm}}) {
+      if (!wanted) continue;
+      absl::StatusOr<const float*> v = t.Floats(p + name, {n});
+      if (!v.ok()) return v.status();
+      *vector = *v;
     }
   }
   absl::StatusOr<const float*> norm = t.Floats("model.norm.weight", {c.dim});

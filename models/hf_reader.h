@@ -1,6 +1,7 @@
-// Hugging Face checkpoints of LlamaForCausalLM: a directory with config.json, the weights
-// in model.safetensors or shards listed by model.safetensors.index.json, and usually the
-// SentencePiece tokenizer.model.
+// Hugging Face checkpoints of LlamaForCausalLM (with Llama 3.1's "llama3" rope scaling),
+// Qwen2ForCausalLM and Qwen3ForCausalLM: a directory with config.json, the weights in
+// model.safetensors or shards listed by model.safetensors.index.json, and for SentencePiece
+// models the tokenizer.model.
 #ifndef TOYLLM_MODELS_HF_READER_H_
 #define TOYLLM_MODELS_HF_READER_H_
 
@@ -12,8 +13,9 @@
 
 namespace toyllm {
 
-// Q and K are un-permuted from Hugging Face's rotate-half layout to the interleaved one,
-// as llama.cpp's converter does, so the result runs (and exports) with interleaved RoPE.
+// Llama's Q and K are un-permuted from Hugging Face's rotate-half layout to the interleaved
+// one, as llama.cpp's converter does, so the result runs (and exports) with interleaved
+// RoPE; Qwen's keep the rotate-half layout, which llama.cpp's qwen2 and qwen3 also use.
 absl::StatusOr<std::unique_ptr<ModelFile>> ReadHfDirectory(const std::string& dir);
 
 // Hugging Face's per-head row order for Q/K: within each head of `head_dim` rows, row

@@ -45,35 +45,54 @@ void AddTokenizer(const Tokenizer& tokenizer, GgufWriter& w) {
 
 }  // namespace
 
+absl::StatusOr<std::string> GgufArchitecture(const ModelConfig& c) {
+  // llama.cpp rotates Qwen's heads in halves ("neox") and Llama's in adjacent pairs.
+  if (c.qk_norm) {
+    if (c.rope_layout != RopeLayout::kHalfSplit || c.qkv_bias) {
+      return absl::InvalidArgumentError(
+          "GGUF qwen3 models have half-split RoPE and no q/k/v biases");
+    }
+    return std::string("qwen3");
+  }
+  if (c.rope_layout == RopeLayout::kHalfSplit) {
+    if (!c.qkv_bias) {
+      return absl::InvalidArgumentError(
+          "GGUF llama models use interleaved RoPE; un-permute Q and K first");
+    }
+    return std::string("qwen2");
+  }
+  return std::string("llama");  // biases, where present, are optional tensors of llama
+}
+
 GgmlType StoredType(GgmlType wanted, int cols) {
   return wanted == GgmlType::kQ8_0 && cols % 32 != 0 ? GgmlType::kF16 : wanted;
 }
 
 absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
                             const ModelWeights& weights, const ExportOptions& options) {
-  if (c.rope_layout == RopeLayout::kHalfSplit) {
-    return absl::InvalidArgumentError("GGUF llama models use interleaved RoPE; un-permute Q and K first");
-  }
+  absl::StatusOr<std::string> arch = GgufArchitecture(c);
+  if (!arch.ok()) return arch.status();
+  const std::string p = *arch + ".";
   GgufWriter w;
-  w.AddString("general.architecture", "llama");
+  w.AddString("general.architecture", *arch);
   w.AddString("general.name", options.name.empty() ? "toyllm" : options.name);
   w.AddUint32("general.alignment", 32);
   w.AddUint32("general.file_type", FileType(options.type));
   if (options.type == GgmlType::kQ8_0) w.AddUint32("general.quantization_version", 2);
-  w.AddUint32("llama.context_length", c.context_length);
-  w.AddUint32("llama.embedding_length", c.dim);
-  w.AddUint32("llama.block_count", c.n_layers);
-  w.AddUint32("llama.feed_forward_length", c.hidden_dim);
-  w.AddUint32("llama.attention.head_count", c.n_heads);
-  w.AddUint32("llama.attention.head_count_kv", c.n_kv_heads);
-  w.AddUint32("llama.rope.dimension_count", c.rope_layout == RopeLayout::kNone ? 0 : c.head_dim);
+  w.AddUint32(p + "context_length", c.context_length);
+  w.AddUint32(p + "embedding_length", c.dim);
+  w.AddUint32(p + "block_count", c.n_layers);
+  w.AddUint32(p + "feed_forward_length", c.hidden_dim);
+  w.AddUint32(p + "attention.head_count", c.n_heads);
+  w.AddUint32(p + "attention.head_count_kv", c.n_kv_heads);
+  w.AddUint32(p + "rope.dimension_count", c.rope_layout == RopeLayout::kNone ? 0 : c.head_dim);
   if (c.norm == NormKind::kNone) w.AddString(kNormKey, "none");
-  w.AddFloat32("llama.rope.freq_base", c.rope_theta);
-  w.AddFloat32("llama.attention.layer_norm_rms_epsilon", c.norm_eps);
-  w.AddUint32("llama.vocab_size", c.vocab_size);
+  w.AddFloat32(p + "rope.freq_base", c.rope_theta);
+  w.AddFloat32(p + "attention.layer_norm_rms_epsilon", c.norm_eps);
+  if (*arch == "llama") w.AddUint32(p + "vocab_size", c.vocab_size);  // as the converter does
   if (c.head_dim * c.n_heads != c.dim) {
-    w.AddUint32("llama.attention.key_length", c.head_dim);
-    w.AddUint32("llama.attention.value_length", c.head_dim);
+    w.AddUint32(p + "attention.key_length", c.head_dim);
+    w.AddUint32(p + "attention.value_length", c.head_dim);
   }
   if (options.tokenizer != nullptr) AddTokenizer(*options.tokenizer, w);
 
@@ -101,6 +120,11 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
       }
     });
   };
+  if (!c.rope_freq_factors.empty()) {  // part of the config: never generated values
+    const std::vector<float>& f = c.rope_freq_factors;
+    w.AddTensor("rope_freqs.weight", {static_cast<int64_t>(f.size())}, GgmlType::kF32,
+                [&f](std::string* out) { FromFloat32(GgmlType::kF32, f.data(), f.size(), out); });
+  }
   add_matrix("token_embd.weight", weights.token_embedding);
   for (int l = 0; l < c.n_layers; ++l) {
     const LayerWeights& lw = weights.layers[l];
@@ -109,6 +133,15 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
     add_matrix(b + "attn_q.weight", lw.wq);
     add_matrix(b + "attn_k.weight", lw.wk);
     add_matrix(b + "attn_v.weight", lw.wv);
+    if (c.qkv_bias) {
+      add_vector(b + "attn_q.bias", lw.bq, c.q_dim());
+      add_vector(b + "attn_k.bias", lw.bk, c.kv_dim());
+      add_vector(b + "attn_v.bias", lw.bv, c.kv_dim());
+    }
+    if (c.qk_norm) {
+      add_vector(b + "attn_q_norm.weight", lw.q_norm, c.head_dim);
+      add_vector(b + "attn_k_norm.weight", lw.k_norm, c.head_dim);
+    }
     add_matrix(b + "attn_output.weight", lw.wo);
     if (c.hidden_dim == 0) continue;  // no feed-forward layer
     if (c.norm != NormKind::kNone) add_vector(b + "ffn_norm.weight", lw.ffn_norm, c.dim);

@@ -1,5 +1,5 @@
-// Writes a Llama model as GGUF with llama.cpp's metadata keys, tensor names and tokenizer
-// arrays, so that llama.cpp loads the file and toyllm reads it back.
+// Writes a model of the Llama family as GGUF with llama.cpp's metadata keys, tensor names
+// and tokenizer arrays, so that llama.cpp loads the file and toyllm reads it back.
 #ifndef TOYLLM_MODELS_LLAMA_GGUF_EXPORT_H_
 #define TOYLLM_MODELS_LLAMA_GGUF_EXPORT_H_
 
@@ -7,6 +7,7 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "models/ggml_type.h"
 #include "models/gguf_writer.h"
 #include "runtime/model_config.h"
@@ -31,6 +32,12 @@ struct ExportOptions {
 // llama.cpp's converter does. Returns the type a matrix of `cols` columns is stored in.
 GgmlType StoredType(GgmlType wanted, int cols);
 
+// The general.architecture a config is written as: "qwen3" with q/k norms, "qwen2" with
+// half-split RoPE and q/k/v biases, "llama" with interleaved (or no) RoPE; an error for a
+// combination llama.cpp has no architecture for.
+absl::StatusOr<std::string> GgufArchitecture(const ModelConfig& config);
+
+// The architecture is GgufArchitecture(config), its keys prefixed with it.
 absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& config,
                             const ModelWeights& weights, const ExportOptions& options);
 

@@ -12,8 +12,8 @@
 
 namespace toyllm {
 
-// Writes a model of `config` whose matrices are drawn from N(0, 0.02²) (small, so that
-// activations stay finite through every layer) and whose norms are 1, with llama.cpp's
+// Writes a model of `config` whose matrices and biases are drawn from N(0, 0.02²) (small, so
+// that activations stay finite through every layer) and whose norms are 1, with llama.cpp's
 // keys and no tokenizer. Each tensor's values come from `seed` and its name alone, so the
 // same seed gives the same bytes; tensors are generated one at a time as the file is
 // written. `options.values` is set here.

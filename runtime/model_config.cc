@@ -61,6 +61,17 @@ absl::Status ValidateConfig(const ModelConfig& c) {
   if (!(c.rope_theta > 1.0f && std::isfinite(c.rope_theta))) {
     return absl::InvalidArgumentError(absl::StrCat("rope_theta = ", c.rope_theta, " must be > 1"));
   }
+  if (!c.rope_freq_factors.empty()) {
+    if (static_cast<int>(c.rope_freq_factors.size()) != c.head_dim / 2) {
+      return absl::InvalidArgumentError(absl::StrCat("rope_freq_factors has ", c.rope_freq_factors.size(),
+                                                     " values, expected head_dim / 2 = ", c.head_dim / 2));
+    }
+    for (float f : c.rope_freq_factors) {
+      if (!(f > 0.0f && std::isfinite(f))) {
+        return absl::InvalidArgumentError(absl::StrCat("rope frequency factor ", f, " is not positive"));
+      }
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -70,10 +81,12 @@ int64_t ParameterCount(const ModelConfig& c) {
   const int64_t per_layer = norms                                    // attention and ffn norms
                             + dim * c.q_dim() * 2                     // wq, wo
                             + dim * c.kv_dim() * 2                    // wk, wv
-                            + dim * int64_t{c.hidden_dim} * 3;        // w1, w2, w3
+                            + dim * int64_t{c.hidden_dim} * 3         // w1, w2, w3
+                            + (c.qkv_bias ? c.q_dim() + 2 * c.kv_dim() : 0)
+                            + (c.qk_norm ? 2 * c.head_dim : 0);
   const int64_t embedding = int64_t{c.vocab_size} * dim;
   return embedding + c.n_layers * per_layer + (norms > 0 ? dim : 0) +
-         (c.tied_output ? 0 : embedding);
+         (c.tied_output ? 0 : embedding) + static_cast<int64_t>(c.rope_freq_factors.size());
 }
 
 }  // namespace toyllm

@@ -4,6 +4,7 @@
 #define TOYLLM_RUNTIME_MODEL_CONFIG_H_
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -36,6 +37,11 @@ struct ModelConfig {
   RopeLayout rope_layout = RopeLayout::kInterleaved;
   NormKind norm = NormKind::kRmsNorm;
   bool tied_output = false;  // the output projection reuses the token embedding
+  bool qkv_bias = false;     // q, k and v projections add a bias (Qwen 2)
+  bool qk_norm = false;      // each head's q and k are RMS-normalised before RoPE (Qwen 3)
+  // Llama 3.1's per-pair RoPE frequency divisors (GGUF rope_freqs.weight): head_dim / 2
+  // values, pair j turning at θ_j / factor_j; empty when the model has none.
+  std::vector<float> rope_freq_factors;
 
   int q_dim() const { return n_heads * head_dim; }
   int kv_dim() const { return n_kv_heads * head_dim; }

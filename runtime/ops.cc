@@ -173,4 +173,8 @@ void AddInPlace(float* x, const float* y, int n) {
   for (int i = 0; i < n; ++i) x[i] += y[i];
 }
 
+void AddBias(float* x, const float* bias, int n, int width) {
+  for (int t = 0; t < n; ++t) AddInPlace(x + static_cast<size_t>(t) * width, bias, width);
+}
+
 }  // namespace toyllm

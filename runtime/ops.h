@@ -51,6 +51,9 @@ void SwiGlu(float* gate, const float* up, int n);
 // x += y over n entries: the residual connection.
 void AddInPlace(float* x, const float* y, int n);
 
+// Adds bias [width] to each of the n rows of x [n, width]: a linear layer's bias.
+void AddBias(float* x, const float* bias, int n, int width);
+
 }  // namespace toyllm
 
 #endif  // TOYLLM_RUNTIME_OPS_H_

@@ -4,7 +4,8 @@
 
 namespace toyllm {
 
-Rope::Rope(int head_dim, float theta, RopeLayout layout, int n_positions)
+Rope::Rope(int head_dim, float theta, RopeLayout layout, int n_positions,
+           const std::vector<float>& freq_factors)
     : head_dim_(head_dim), layout_(layout) {
   if (layout == RopeLayout::kNone) return;
   const int half = head_dim / 2;
@@ -13,7 +14,10 @@ Rope::Rope(int head_dim, float theta, RopeLayout layout, int n_positions)
   for (int pos = 0; pos < n_positions; ++pos) {
     for (int j = 0; j < half; ++j) {
       // Written as llama2.c writes it, so the angles agree to the last bit.
-      const float freq = 1.0f / powf(theta, (2 * j) / static_cast<float>(head_dim));
+      float freq = 1.0f / powf(theta, (2 * j) / static_cast<float>(head_dim));
+      // Llama 3.1 slows the low frequencies down, so that long contexts stay in the range
+      // of angles seen in training.
+      if (!freq_factors.empty()) freq /= freq_factors[j];
       const float angle = pos * freq;
       cos_[static_cast<size_t>(pos) * half + j] = cosf(angle);
       sin_[static_cast<size_t>(pos) * half + j] = sinf(angle);

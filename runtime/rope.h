@@ -12,8 +12,10 @@ namespace toyllm {
 class Rope {
  public:
   // Precomputes cos and sin of pos·θ_j for every position below n_positions and every
-  // pair j of a head, θ_j = theta^(-2j / head_dim).
-  Rope(int head_dim, float theta, RopeLayout layout, int n_positions);
+  // pair j of a head, θ_j = theta^(-2j / head_dim) / freq_factors[j] (no divisor when
+  // freq_factors is empty; otherwise it has head_dim / 2 values).
+  Rope(int head_dim, float theta, RopeLayout layout, int n_positions,
+       const std::vector<float>& freq_factors = {});
 
   // Rotates n rows of n_heads heads each (row stride n_heads * head_dim); row t sits at
   // position pos + t.

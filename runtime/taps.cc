@@ -11,6 +11,8 @@ std::string TapName(Tap tap, int layer) {
     case Tap::kAttnNorm: return block("attn_norm");
     case Tap::kQRaw: return block("q_raw");
     case Tap::kKRaw: return block("k_raw");
+    case Tap::kQNormed: return block("q_normed");
+    case Tap::kKNormed: return block("k_normed");
     case Tap::kQ: return block("q");
     case Tap::kK: return block("k");
     case Tap::kV: return block("v");

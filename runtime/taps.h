@@ -11,8 +11,12 @@ namespace toyllm {
 enum class Tap {
   kEmbed,       // "embed": token embeddings, the first residual stream [n, dim]
   kAttnNorm,    // "blk.L.attn_norm" [n, dim]
-  kQRaw,        // "blk.L.q_raw": h·W_Q before RoPE [n, n_heads * head_dim]
-  kKRaw,        // "blk.L.k_raw": h·W_K before RoPE [n, n_kv_heads * head_dim]
+  kQRaw,        // "blk.L.q_raw": h·W_Q (+ bias, where the model has one) before RoPE
+                //   [n, n_heads * head_dim]
+  kKRaw,        // "blk.L.k_raw": h·W_K (+ bias) before RoPE [n, n_kv_heads * head_dim]
+  kQNormed,     // "blk.L.q_normed": q_raw with each head RMS-normalised, only for models
+                //   with q/k norms (Qwen 3) [n, n_heads * head_dim]
+  kKNormed,     // "blk.L.k_normed": the same for k_raw [n, n_kv_heads * head_dim]
   kQ,           // "blk.L.q" after RoPE [n, n_heads * head_dim]
   kK,           // "blk.L.k" after RoPE [n, n_kv_heads * head_dim]
   kV,           // "blk.L.v" [n, n_kv_heads * head_dim]

@@ -43,6 +43,12 @@ absl::Status CheckWeights(const ModelConfig& c, const ModelWeights& w) {
       if (rows == 0 || cols == 0) continue;  // no feed-forward layer
       if (s = CheckShape(name, l, *m, rows, cols); !s.ok()) break;
     }
+    if (c.qkv_bias && (lw.bq == nullptr || lw.bk == nullptr || lw.bv == nullptr)) {
+      return absl::InvalidArgumentError(absl::StrCat("a q/k/v bias of layer ", l, " is missing"));
+    }
+    if (c.qk_norm && (lw.q_norm == nullptr || lw.k_norm == nullptr)) {
+      return absl::InvalidArgumentError(absl::StrCat("a q/k norm of layer ", l, " is missing"));
+    }
   }
   return s;
 }
@@ -83,7 +89,8 @@ Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights,
       weights_(weights),
       context_length_(context_length),
       max_batch_(max_batch),
-      rope_(config.head_dim, config.rope_theta, config.rope_layout, context_length),
+      rope_(config.head_dim, config.rope_theta, config.rope_layout, context_length,
+            config.rope_freq_factors),
       cache_(config, context_length) {
   const size_t n = max_batch;
   x_.resize(n * config.dim);
@@ -129,8 +136,19 @@ absl::StatusOr<absl::Span<const float>> Transformer::Forward(absl::Span<const in
     Normalize(x_.data(), w.attn_norm, n, h_.data());
     Offer(Tap::kAttnNorm, l, pos, n, dim, h_.data());
     Linear(h_.data(), n, {{w.wq, q_.data()}, {w.wk, k_.data()}, {w.wv, v_.data()}});
+    if (c.qkv_bias) {  // Qwen 2: q = h·W_Q + b_Q, and so for k and v
+      AddBias(q_.data(), w.bq, n, c.q_dim());
+      AddBias(k_.data(), w.bk, n, c.kv_dim());
+      AddBias(v_.data(), w.bv, n, c.kv_dim());
+    }
     Offer(Tap::kQRaw, l, pos, n, c.q_dim(), q_.data());
     Offer(Tap::kKRaw, l, pos, n, c.kv_dim(), k_.data());
+    if (c.qk_norm) {  // Qwen 3: every head's q and k get unit RMS, so q·k cannot grow unbounded
+      NormalizeHeads(q_.data(), w.q_norm, n * c.n_heads);
+      NormalizeHeads(k_.data(), w.k_norm, n * c.n_kv_heads);
+      Offer(Tap::kQNormed, l, pos, n, c.q_dim(), q_.data());
+      Offer(Tap::kKNormed, l, pos, n, c.kv_dim(), k_.data());
+    }
     rope_.Apply(q_.data(), n, c.n_heads, pos);
     rope_.Apply(k_.data(), n, c.n_kv_heads, pos);
     Offer(Tap::kQ, l, pos, n, c.q_dim(), q_.data());
@@ -184,6 +202,14 @@ void Transformer::Normalize(const float* x, const float* weight, int n, float* o
     return;
   }
   for (int t = 0; t < n; ++t) RmsNorm(out + t * dim, x + t * dim, weight, dim, config_.norm_eps);
+}
+
+void Transformer::NormalizeHeads(float* x, const float* weight, int n_heads) const {
+  const int d = config_.head_dim;
+  for (int h = 0; h < n_heads; ++h) {
+    float* head = x + static_cast<size_t>(h) * d;
+    RmsNorm(head, head, weight, d, config_.norm_eps);
+  }
 }
 
 void Transformer::Attention(int layer, int pos, int n) {

@@ -56,6 +56,9 @@ class Transformer {
   // out = norm(x) for n rows, with the config's norm (a copy when there is none).
   void Normalize(const float* x, const float* weight, int n, float* out) const;
 
+  // RMS-normalises each of n_heads consecutive head_dim-wide vectors of x in place.
+  void NormalizeHeads(float* x, const float* weight, int n_heads) const;
+
   // out = softmax(q·kᵀ/√d_k)·v for every head, over cached keys 0..pos+t for row t.
   void Attention(int layer, int pos, int n);
 

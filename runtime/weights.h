@@ -36,6 +36,12 @@ struct LayerWeights {
   Matrix w1;                         // gate [hidden, dim]
   Matrix w2;                         // down [dim, hidden]
   Matrix w3;                         // up [hidden, dim]
+  // Only when the config asks for them (qkv_bias, qk_norm):
+  const float* bq = nullptr;         // [n_heads * head_dim]
+  const float* bk = nullptr;         // [n_kv_heads * head_dim]
+  const float* bv = nullptr;         // [n_kv_heads * head_dim]
+  const float* q_norm = nullptr;     // [head_dim], shared by every query head
+  const float* k_norm = nullptr;     // [head_dim], shared by every key head
 };
 
 struct ModelWeights {

@@ -13,6 +13,7 @@
 
 #include "gtest/gtest.h"
 #include "models/benchmark_shapes.h"
+#include "models/random_llama.h"
 #include "models/model_file.h"
 #include "tests/test_env.h"
 #include "runtime/weight_convert.h"
@@ -220,6 +221,70 @@ TEST(benchmark_shapes, TinyLlamaShapeIsGroupedQuery) {
   // TinyLlama-1.1B's parameter count.
   EXPECT_NEAR(ParameterCount(*c) / 1e9, 1.1, 0.01);
   EXPECT_FALSE(BenchmarkConfig("7B").ok());
+}
+
+TEST(benchmark_shapes, RealShapesHaveTheirModelsParameterCountsAndOptions) {
+  absl::StatusOr<ModelConfig> llama = BenchmarkConfig("llama3.2-1b");
+  ASSERT_TRUE(llama.ok()) << llama.status();
+  EXPECT_TRUE(ValidateConfig(*llama).ok());
+  // Llama-3.2-1B's 1,235,814,400 weights, and its 32 RoPE frequency factors.
+  EXPECT_EQ(ParameterCount(*llama), 1235814400 + 32);
+  EXPECT_TRUE(llama->tied_output);
+  EXPECT_EQ(llama->rope_layout, RopeLayout::kInterleaved);
+  ASSERT_EQ(llama->rope_freq_factors.size(), 32u);
+  EXPECT_EQ(llama->rope_freq_factors.front(), 1.0f);
+  EXPECT_EQ(llama->rope_freq_factors.back(), 32.0f);  // Llama 3.2's factor
+
+  absl::StatusOr<ModelConfig> qwen = BenchmarkConfig("qwen2.5-0.5b");
+  ASSERT_TRUE(qwen.ok()) << qwen.status();
+  EXPECT_TRUE(ValidateConfig(*qwen).ok());
+  EXPECT_EQ(ParameterCount(*qwen), 494032768);  // Qwen2.5-0.5B's
+  EXPECT_TRUE(qwen->qkv_bias);
+  EXPECT_TRUE(qwen->tied_output);
+  EXPECT_EQ(qwen->rope_layout, RopeLayout::kHalfSplit);
+  EXPECT_EQ(qwen->group_size(), 7);
+}
+
+// A random model of a family keeps the family's tensors: random biases, unit q/k norms and
+// the config's frequency factors (never random ones).
+TEST(benchmark_shapes, RandomModelsKeepTheirFamilysTensors) {
+  const std::string dir = testing::TempDir();
+  for (const char* family : {"qwen2", "qwen3", "llama"}) {
+    SCOPED_TRACE(family);
+    ModelConfig c;
+    c.dim = 64;
+    c.hidden_dim = 96;
+    c.n_layers = 2;
+    c.n_heads = 4;
+    c.n_kv_heads = 2;
+    c.head_dim = std::string(family) == "qwen3" ? 32 : 16;
+    c.vocab_size = 100;
+    c.context_length = 32;
+    c.tied_output = true;
+    c.qkv_bias = std::string(family) == "qwen2";
+    c.qk_norm = std::string(family) == "qwen3";
+    c.rope_layout = std::string(family) == "llama" ? RopeLayout::kInterleaved : RopeLayout::kHalfSplit;
+    if (std::string(family) == "llama") c.rope_freq_factors = {1, 1, 1, 2, 3, 5, 8, 8};
+    const std::string path = dir + "/" + family + ".gguf";
+    ASSERT_TRUE(WriteRandomLlamaGguf(path, c, 3, ExportOptions{}).ok());
+    absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path);
+    ASSERT_TRUE(model.ok()) << model.status();
+    const ModelConfig& r = (*model)->config;
+    EXPECT_EQ((*model)->format, std::string("GGUF v3 (") + family + ")");
+    EXPECT_EQ(r.rope_freq_factors, c.rope_freq_factors);
+    EXPECT_EQ(r.qkv_bias, c.qkv_bias);
+    EXPECT_EQ(r.qk_norm, c.qk_norm);
+    const toyllm::LayerWeights& l = (*model)->weights.layers[1];
+    if (c.qkv_bias) {
+      EXPECT_NE(l.bq[0], l.bq[1]);
+      EXPECT_LT(std::fabs(l.bv[3]), 0.2f);
+    }
+    if (c.qk_norm) {
+      EXPECT_EQ(l.k_norm[c.head_dim - 1], 1.0f);
+    }
+    EXPECT_EQ(testing::AllLogits(**model, {1, 2, 3}).size(), 300u);
+  }
+  testing::RemoveTempDir(dir);
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 
 #include "absl/types/span.h"
 #include "gtest/gtest.h"
+#include "models/llama_gguf_export.h"
 #include "models/model_file.h"
 #include "runtime/generate.h"
 #include "runtime/model_config.h"
@@ -49,6 +50,9 @@ struct RefLayer {
   std::vector<float> w1;         // [hidden, dim]
   std::vector<float> w2;         // [dim, hidden]
   std::vector<float> w3;         // [hidden, dim]
+  // Empty unless the model has them (Qwen 2's biases, Qwen 3's per-head norms):
+  std::vector<float> bq, bk, bv;       // [q_dim], [kv_dim], [kv_dim]
+  std::vector<float> q_norm, k_norm;   // [head_dim]
 };
 
 struct RefModel {
@@ -61,6 +65,10 @@ struct RefModel {
   int vocab_size = 0;
   int seq_len = 0;
   bool tied = false;              // classifier is a copy of the embedding
+  double eps = 1e-5;              // of every RMSNorm
+  double theta = 10000.0;         // RoPE base
+  bool half_split = false;        // RoPE pairs (j, j + d/2) instead of (2j, 2j+1)
+  std::vector<float> freq_factors;  // divisors of each pair's frequency; empty: none
   std::vector<float> embedding;   // [vocab, dim]
   std::vector<RefLayer> layers;
   std::vector<float> final_norm;  // [dim]
@@ -90,30 +98,49 @@ Vec MatVec(const std::vector<float>& w, int rows, int cols, const Vec& x) {
   return y;
 }
 
-// weight ⊙ x / sqrt(mean(x²) + 1e-5).
-Vec RmsNorm(const Vec& x, const std::vector<float>& weight) {
+// weight ⊙ x / sqrt(mean(x²) + eps).
+Vec RmsNorm(const Vec& x, const std::vector<float>& weight, double eps) {
   double ss = 0.0;
   for (double v : x) ss += v * v;
-  const double scale = 1.0 / std::sqrt(ss / x.size() + 1e-5);
+  const double scale = 1.0 / std::sqrt(ss / x.size() + eps);
   Vec y(x.size());
   for (size_t i = 0; i < x.size(); ++i) y[i] = weight[i] * x[i] * scale;
   return y;
 }
 
-// Rotates every head of x (n_heads heads of head_dim) in place: pair (2j, 2j+1) turns by
-// pos · 10000^(-2j / head_dim).
-void RotateInterleaved(Vec& x, int n_heads, int head_dim, int pos) {
+// Rotates every head of x (n_heads heads of head_dim) in place: pair j, which is (2j, 2j+1)
+// or (j, j + head_dim/2), turns by pos · theta^(-2j / head_dim) / freq_factors[j].
+void Rotate(const RefModel& m, Vec& x, int n_heads, int pos) {
+  const int head_dim = m.head_dim;
   for (int h = 0; h < n_heads; ++h) {
     for (int j = 0; j < head_dim / 2; ++j) {
-      const double freq = std::pow(10000.0, -2.0 * j / head_dim);
+      double freq = std::pow(m.theta, -2.0 * j / head_dim);
+      if (!m.freq_factors.empty()) freq /= m.freq_factors[j];
       const double c = std::cos(pos * freq), s = std::sin(pos * freq);
-      double& a = x[h * head_dim + 2 * j];
-      double& b = x[h * head_dim + 2 * j + 1];
+      double& a = x[h * head_dim + (m.half_split ? j : 2 * j)];
+      double& b = x[h * head_dim + (m.half_split ? j + head_dim / 2 : 2 * j + 1)];
       const double a0 = a, b0 = b;
       a = a0 * c - b0 * s;
       b = a0 * s + b0 * c;
     }
   }
+}
+
+// x + b, or x when b is empty.
+Vec AddBias(Vec x, const std::vector<float>& b) {
+  for (size_t i = 0; i < b.size(); ++i) x[i] += b[i];
+  return x;
+}
+
+// Every head of x normalised on its own with the shared weight, or x when it is empty.
+Vec NormalizeHeads(const RefModel& m, const Vec& x, const std::vector<float>& weight) {
+  if (weight.empty()) return x;
+  Vec y;
+  for (size_t h = 0; h < x.size(); h += m.head_dim) {
+    const Vec head = RmsNorm(Vec(x.begin() + h, x.begin() + h + m.head_dim), weight, m.eps);
+    y.insert(y.end(), head.begin(), head.end());
+  }
+  return y;
 }
 
 void SoftmaxInPlace(Vec& x) {
@@ -140,12 +167,12 @@ RefOutput ReferenceForward(const RefModel& m, const std::vector<int>& tokens) {
           m.embedding.begin() + static_cast<size_t>(tokens[t] + 1) * m.dim);
     for (int l = 0; l < m.n_layers; ++l) {
       const RefLayer& w = m.layers[l];
-      Vec h = RmsNorm(x, w.attn_norm);
-      Vec q = MatVec(w.wq, m.q_dim(), m.dim, h);
-      Vec k = MatVec(w.wk, m.kv_dim(), m.dim, h);
-      Vec v = MatVec(w.wv, m.kv_dim(), m.dim, h);
-      RotateInterleaved(q, m.n_heads, hd, t);
-      RotateInterleaved(k, m.n_kv_heads, hd, t);
+      Vec h = RmsNorm(x, w.attn_norm, m.eps);
+      Vec q = NormalizeHeads(m, AddBias(MatVec(w.wq, m.q_dim(), m.dim, h), w.bq), w.q_norm);
+      Vec k = NormalizeHeads(m, AddBias(MatVec(w.wk, m.kv_dim(), m.dim, h), w.bk), w.k_norm);
+      const Vec v = AddBias(MatVec(w.wv, m.kv_dim(), m.dim, h), w.bv);
+      Rotate(m, q, m.n_heads, t);
+      Rotate(m, k, m.n_kv_heads, t);
       keys[l].push_back(k);
       values[l].push_back(v);
 
@@ -169,14 +196,14 @@ RefOutput ReferenceForward(const RefModel& m, const std::vector<int>& tokens) {
       const Vec attn_out = MatVec(w.wo, m.dim, m.q_dim(), heads);
       for (int i = 0; i < m.dim; ++i) x[i] += attn_out[i];
 
-      h = RmsNorm(x, w.ffn_norm);
+      h = RmsNorm(x, w.ffn_norm, m.eps);
       Vec gate = MatVec(w.w1, m.hidden_dim, m.dim, h);
       const Vec up = MatVec(w.w3, m.hidden_dim, m.dim, h);
       for (int i = 0; i < m.hidden_dim; ++i) gate[i] = gate[i] / (1.0 + std::exp(-gate[i])) * up[i];
       const Vec ffn_out = MatVec(w.w2, m.dim, m.hidden_dim, gate);
       for (int i = 0; i < m.dim; ++i) x[i] += ffn_out[i];
     }
-    out.logits.push_back(MatVec(m.classifier, m.vocab_size, m.dim, RmsNorm(x, m.final_norm)));
+    out.logits.push_back(MatVec(m.classifier, m.vocab_size, m.dim, RmsNorm(x, m.final_norm, m.eps)));
   }
   return out;
 }
@@ -444,17 +471,36 @@ INSTANTIATE_TEST_SUITE_P(threads, forward_reference_threads, ::testing::Values(1
 // A synthetic model: random weights of odd sizes, an untied classifier, and a context the
 // sequence fills completely.
 
-RefModel RandomModel(uint32_t seed) {
+// What a model family adds to the Llama 2 block.
+struct Family {
+  const char* name = "llama2";
+  bool bias = false;               // Qwen 2: q/k/v biases
+  bool qk_norm = false;            // Qwen 3: per-head q/k RMSNorm
+  bool half_split = false;         // Qwen: NeoX RoPE
+  std::vector<float> freq_factors;  // Llama 3.1: per-pair frequency divisors
+  double theta = 10000.0;
+  double eps = 1e-5;
+  int head_dim = 4;                // Qwen 3 heads are wider than dim / n_heads
+  bool tied = false;
+};
+
+void PrintTo(const Family& f, std::ostream* os) { *os << f.name; }
+
+RefModel RandomModel(uint32_t seed, const Family& f = {}) {
   RefModel m;
   m.dim = 16;
   m.hidden_dim = 24;
   m.n_layers = 2;
   m.n_heads = 4;
   m.n_kv_heads = 2;
-  m.head_dim = m.dim / m.n_heads;
+  m.head_dim = f.head_dim;
   m.vocab_size = 11;
   m.seq_len = 20;
-  m.tied = false;
+  m.tied = f.tied;
+  m.eps = f.eps;
+  m.theta = f.theta;
+  m.half_split = f.half_split;
+  m.freq_factors = f.freq_factors;
   std::mt19937 rng(seed);
   // Uniform in [-scale, scale], from the raw generator output so it is the same everywhere.
   auto fill = [&rng](size_t n, double center, double scale) {
@@ -478,7 +524,18 @@ RefModel RandomModel(uint32_t seed) {
     l.w3 = fill(hidden * dim, 0.0, 2.0 * w);
   }
   m.final_norm = fill(dim, 1.0, 0.3);
-  m.classifier = fill(m.vocab_size * dim, 0.0, 2.0);
+  m.classifier = m.tied ? m.embedding : fill(m.vocab_size * dim, 0.0, 2.0);
+  for (RefLayer& l : m.layers) {
+    if (f.bias) {  // large enough to matter next to h·W
+      l.bq = fill(m.q_dim(), 0.0, 1.0);
+      l.bk = fill(m.kv_dim(), 0.0, 1.0);
+      l.bv = fill(m.kv_dim(), 0.0, 1.0);
+    }
+    if (f.qk_norm) {
+      l.q_norm = fill(m.head_dim, 1.0, 0.5);
+      l.k_norm = fill(m.head_dim, 1.0, 0.5);
+    }
+  }
   return m;
 }
 
@@ -500,10 +557,13 @@ ToyllmView ViewOf(const RefModel& m) {
   c.head_dim = m.head_dim;
   c.vocab_size = m.vocab_size;
   c.context_length = m.seq_len;
-  c.norm_eps = 1e-5f;
-  c.rope_theta = 10000.0f;
-  c.rope_layout = RopeLayout::kInterleaved;
+  c.norm_eps = static_cast<float>(m.eps);
+  c.rope_theta = static_cast<float>(m.theta);
+  c.rope_layout = m.half_split ? RopeLayout::kHalfSplit : RopeLayout::kInterleaved;
+  c.rope_freq_factors = m.freq_factors;
   c.tied_output = m.tied;
+  c.qkv_bias = !m.layers[0].bq.empty();
+  c.qk_norm = !m.layers[0].q_norm.empty();
   auto matrix = [](const std::vector<float>& data, int rows, int cols) {
     EXPECT_EQ(data.size(), static_cast<size_t>(rows) * cols);
     return Matrix{data.data(), rows, cols};
@@ -516,6 +576,11 @@ ToyllmView ViewOf(const RefModel& m) {
         matrix(l.wv, m.kv_dim(), m.dim), matrix(l.wo, m.dim, m.q_dim()), l.ffn_norm.data(),
         matrix(l.w1, m.hidden_dim, m.dim), matrix(l.w2, m.dim, m.hidden_dim),
         matrix(l.w3, m.hidden_dim, m.dim)});
+    LayerWeights& lw = w.layers.back();
+    for (auto [view, data] : {std::pair{&lw.bq, &l.bq}, std::pair{&lw.bk, &l.bk}, std::pair{&lw.bv, &l.bv},
+                              std::pair{&lw.q_norm, &l.q_norm}, std::pair{&lw.k_norm, &l.k_norm}}) {
+      *view = data->empty() ? nullptr : data->data();
+    }
   }
   w.output_norm = m.final_norm.data();
   w.output = matrix(m.classifier, m.vocab_size, m.dim);
@@ -538,6 +603,90 @@ TEST(forward_reference_synthetic, EveryBatchingMatchesReference) {
   ExpectLogitsMatch(LogitsByChunks(view.config, view.weights, tokens, 7, {3, 7, 1, 6}),
                     reference, "synthetic, chunks 3,7,1,6");
 }
+
+// The families of the architecture issue, each option on its own and then together as the
+// real models have them. Llama 3.1's factors are of the shape convert_hf_to_gguf.py
+// computes: 1 for the fast pairs, up to 8 for the slow ones.
+std::vector<Family> Families() {
+  std::vector<Family> f(5);
+  f[0].name = "qwen2";  // biases, NeoX RoPE, tied, Qwen's theta and eps
+  f[0].bias = f[0].half_split = f[0].tied = true;
+  f[0].theta = 1e6;
+  f[0].eps = 1e-6;
+  f[1].name = "qwen3";  // q/k norms, NeoX RoPE, heads of 6 (q_dim 24 > dim 16)
+  f[1].qk_norm = f[1].half_split = true;
+  f[1].head_dim = 6;
+  f[1].theta = 1e6;
+  f[1].eps = 1e-6;
+  f[2].name = "llama31";  // frequency factors on interleaved pairs
+  f[2].freq_factors = {1.0f, 2.6945300f};
+  f[2].theta = 500000.0;
+  f[3].name = "half_split";  // NeoX RoPE alone
+  f[3].half_split = true;
+  f[4].name = "llama_bias";  // biases alone, on a llama-architecture model
+  f[4].bias = true;
+  return f;
+}
+
+class forward_reference_family : public ::testing::TestWithParam<Family> {};
+
+TEST_P(forward_reference_family, EveryBatchingMatchesReference) {
+  const RefModel m = RandomModel(11, GetParam());
+  const ToyllmView view = ViewOf(m);
+  const std::vector<int> tokens = PseudoRandomTokens(m.seq_len, m.vocab_size, 5);
+  const RefOutput reference = ReferenceForward(m, tokens);
+  ExpectInformativeLogits(reference);
+  const std::string name = GetParam().name;
+  ExpectLogitsMatch(LogitsByPrefill(view.config, view.weights, tokens, 64), reference,
+                    name + ", one batch");
+  ExpectLogitsMatch(LogitsByChunks(view.config, view.weights, tokens, 7, {3, 1, 6}), reference,
+                    name + ", chunks 3,1,6");
+}
+
+// The option must change the logits, or the test above could not tell it is applied.
+TEST_P(forward_reference_family, TheOptionsChangeTheLogits) {
+  const RefModel m = RandomModel(11, GetParam());
+  RefModel plain = m;
+  plain.half_split = false;
+  plain.freq_factors.clear();
+  for (RefLayer& l : plain.layers) l.bq = l.bk = l.bv = l.q_norm = l.k_norm = {};
+  const std::vector<int> tokens = PseudoRandomTokens(m.seq_len, m.vocab_size, 5);
+  const RefOutput with = ReferenceForward(m, tokens), without = ReferenceForward(plain, tokens);
+  double moved = 0.0;
+  for (size_t p = 0; p < with.logits.size(); ++p) {
+    for (size_t v = 0; v < with.logits[p].size(); ++v) {
+      moved = std::max(moved, std::abs(with.logits[p][v] - without.logits[p][v]));
+    }
+  }
+  EXPECT_GT(moved, 100 * kLogitTolerance) << GetParam().name;
+}
+
+// Through the project's GGUF writer and reader: llama.cpp's architecture, keys and tensor
+// names for each family, read back onto the same forward pass.
+TEST_P(forward_reference_family, WrittenAsGgufAndReadBackMatchesReference) {
+  const RefModel m = RandomModel(11, GetParam());
+  const ToyllmView view = ViewOf(m);
+  const std::string path = testing::TempDir() + "/" + GetParam().name + ".gguf";
+  ExportOptions options;
+  const absl::Status written = WriteLlamaGguf(path, view.config, view.weights, options);
+  if (std::string(GetParam().name) == "half_split") {  // llama.cpp has no such architecture
+    EXPECT_NE(written.message().find("un-permute Q and K first"), std::string::npos) << written;
+    return;
+  }
+  ASSERT_TRUE(written.ok()) << written;
+  absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path);
+  ASSERT_TRUE(model.ok()) << model.status();
+  const std::string name = GetParam().name;
+  const std::string arch = name == "qwen2" || name == "qwen3" ? name : "llama";
+  EXPECT_EQ((*model)->format, "GGUF v3 (" + arch + ")");
+  EXPECT_EQ((*model)->config.tied_output, m.tied);
+  const std::vector<int> tokens = PseudoRandomTokens(m.seq_len, m.vocab_size, 5);
+  ExpectLogitsMatch(testing::AllLogits(**model, tokens), ReferenceForward(m, tokens),
+                    name + ", GGUF round trip");
+}
+
+INSTANTIATE_TEST_SUITE_P(families, forward_reference_family, ::testing::ValuesIn(Families()),
+                         [](const auto& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace toyllm

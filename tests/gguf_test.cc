@@ -3,6 +3,7 @@
 // file must give a clean error naming the file and the problem, never a crash or a huge
 // allocation.
 #include <algorithm>
+#include <iostream>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -733,6 +734,33 @@ TEST(gguf_tensor_convert, Q8_0BlocksAreWithinHalfAStep) {
   EXPECT_LE(worst_ratio, 1.13);
 }
 
+// `llama` as another architecture: its keys renamed, and the tensors that architecture
+// requires added (Qwen 2's q/k/v biases, Qwen 3's q/k norms), with small values.
+GgufBuilder AsArchitecture(const GgufBuilder& llama, const std::string& arch, const ModelFile& model) {
+  const ModelConfig& c = model.config;
+  GgufBuilder b = llama;
+  for (auto& [key, value] : b.kvs) {
+    if (key.rfind("llama.", 0) == 0) key = arch + key.substr(5);
+  }
+  b.Set("general.architecture", ValueString(arch));
+  const auto vector = [&b](const std::string& name, int n, float value) {
+    b.tensors.push_back({name, {static_cast<uint64_t>(n)}, 0,
+                         FloatBytes(std::vector<float>(n, value).data(), n), std::nullopt});
+  };
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string p = "blk." + std::to_string(l) + ".";
+    if (arch == "qwen2") {
+      vector(p + "attn_q.bias", c.q_dim(), 0.01f);
+      vector(p + "attn_k.bias", c.kv_dim(), 0.02f);
+      vector(p + "attn_v.bias", c.kv_dim(), 0.03f);
+    } else if (arch == "qwen3") {
+      vector(p + "attn_q_norm.weight", c.head_dim, 1.1f);
+      vector(p + "attn_k_norm.weight", c.head_dim, 0.9f);
+    }
+  }
+  return b;
+}
+
 // ---------------------------------------------------------------------------------------
 // Broken files.
 
@@ -742,6 +770,65 @@ struct BadFile {
   std::string path;
   std::vector<std::string> phrases;
 };
+
+TEST_F(gguf, QwenArchitecturesMapTheirOptions) {
+  const GgufBuilder valid = ValidBuilder(*bin_model_, *tokenizer_);
+  for (const char* arch : {"qwen2", "qwen3"}) {
+    SCOPED_TRACE(arch);
+    const std::string file = testing::WriteFile(dir_, std::string(arch) + ".gguf",
+                                                AsArchitecture(valid, arch, *bin_model_).Build());
+    const ModelOr model = LoadModel(file);
+    ASSERT_TRUE(model.ok()) << model.status();
+    const ModelConfig& c = (*model)->config;
+    EXPECT_EQ((*model)->format, std::string("GGUF v3 (") + arch + ")");
+    EXPECT_EQ(c.rope_layout, RopeLayout::kHalfSplit);
+    EXPECT_EQ(c.qkv_bias, std::string(arch) == "qwen2");
+    EXPECT_EQ(c.qk_norm, std::string(arch) == "qwen3");
+    const LayerWeights& l1 = (*model)->weights.layers[1];
+    if (c.qkv_bias) {
+      EXPECT_EQ(l1.bq[c.q_dim() - 1], 0.01f);
+      EXPECT_EQ(l1.bk[0], 0.02f);
+      EXPECT_EQ(l1.bv[c.kv_dim() - 1], 0.03f);
+    } else {
+      EXPECT_EQ(l1.q_norm[c.head_dim - 1], 1.1f);
+      EXPECT_EQ(l1.k_norm[0], 0.9f);
+    }
+    EXPECT_EQ(testing::AllLogits(**model, {1, 5, 9}).size(), 3u * c.vocab_size);
+    // explain shows what the architecture adds, with the forward pass's numbers.
+    const testing::RunResult explain =
+        testing::RunToyllm({"explain", "-m", file, "-p", "Once upon a time", "--layer", "1", "--head", "3"});
+    ASSERT_TRUE(testing::Succeeds(explain));
+    EXPECT_NE(explain.out.find("pairs (0, 4), (1, 5), … (the two halves, NeoX)"), std::string::npos);
+    if (c.qkv_bias) {
+      EXPECT_NE(explain.out.find("q = h·W_Q + b_Q, k = h·W_K + b_K, v = h·W_V + b_V"), std::string::npos);
+      EXPECT_NE(explain.out.find("bias       q [0.01, 0.01"), std::string::npos);
+    } else {
+      EXPECT_NE(explain.out.find("q/k norm: each head's q and k RMS-normalised before RoPE"), std::string::npos);
+      EXPECT_EQ(explain.out.find("b_Q"), std::string::npos);
+    }
+    // The other inspection commands are observers of the same pass: they run as they are.
+    const std::string out = dir_ + "/" + arch;
+    for (const std::vector<std::string>& command :
+         {std::vector<std::string>{"attention", "-m", file, "-p", "Once upon a time", "-o", out + "_maps"},
+          {"lens", "-m", file, "-p", "Once upon a time"},
+          {"logits", "-m", file, "-p", "Once upon a time", "--hidden", out + "_hidden.npy", "-o", out + "_logits.npy"},
+          {"generate", "-m", file, "-p", "Once upon a time", "-n", "3", "--temp", "0", "--dump-attention",
+           out + "_generate_maps"}}) {
+      EXPECT_TRUE(testing::Succeeds(testing::RunToyllm(command))) << testing::QuotedArgs(command);
+    }
+    EXPECT_TRUE(testing::PathExists(out + "_maps/attention.npy"));
+    EXPECT_TRUE(testing::PathExists(out + "_hidden.npy"));
+    EXPECT_TRUE(testing::PathExists(out + "_generate_maps/index.html"));
+  }
+  GgufBuilder b = valid;
+  const std::vector<float> factors = {1.0f, 1.5f, 4.0f, 8.0f};
+  b.tensors.push_back({"rope_freqs.weight", {4}, 0, FloatBytes(factors.data(), 4), std::nullopt});
+  const std::string file = testing::WriteFile(dir_, "rope_freqs.gguf", b.Build());
+  const ModelOr model = LoadModel(file);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ((*model)->config.rope_freq_factors, factors);
+  EXPECT_EQ((*model)->config.rope_layout, RopeLayout::kInterleaved);
+}
 
 #define EXPECT_LOAD_ERROR(name, bytes, ...) bad_files.push_back({testing::WriteFile(dir_, name, bytes), {__VA_ARGS__}})
 
@@ -873,7 +960,7 @@ TEST_F(gguf, CorruptedFilesFailCleanlyWithoutAllocating) {
   {
     const std::string file = testing::WriteFile(dir_, "gpt2.gguf", b.Build());
     const ModelOr result = LoadModel(file);
-    testing::ExpectError(result, file, {"architecture 'gpt2' is not supported (only 'llama')"});
+    testing::ExpectError(result, file, {"architecture 'gpt2' is not supported (toyllm runs llama, qwen2, qwen3)"});
     EXPECT_EQ(result.status().code(), absl::StatusCode::kUnimplemented);
   }
   b = valid;
@@ -897,7 +984,12 @@ TEST_F(gguf, CorruptedFilesFailCleanlyWithoutAllocating) {
   EXPECT_LOAD_ERROR("block_count_2_20.gguf", b.Build(), "bad metadata", "n_layers = 1048576 is outside");
   b = valid;
   b.Set("llama.attention.head_count_kv", ValueU32(3));
-  EXPECT_LOAD_ERROR("kv_heads_3.gguf", b.Build(), "n_kv_heads = 3 does not divide n_heads = 8");
+  EXPECT_LOAD_ERROR("kv_heads_3.gguf", b.Build(),
+                    "llama.attention.head_count_kv = 3 does not divide llama.attention.head_count = 8");
+  b = valid;
+  b.Set("llama.attention.head_count", ValueU32(6));
+  b.Set("llama.attention.head_count_kv", ValueU32(6));
+  EXPECT_LOAD_ERROR("heads_6.gguf", b.Build(), "llama.embedding_length = 64 is not a multiple of llama.attention.head_count = 6");
   b = valid;
   b.Set("llama.rope.dimension_count", ValueU32(4));
   EXPECT_LOAD_ERROR("partial_rope.gguf", b.Build(), "RoPE over 4 of 8 head dimensions is not supported");
@@ -932,8 +1024,34 @@ TEST_F(gguf, CorruptedFilesFailCleanlyWithoutAllocating) {
   b.Set("tokenizer.ggml.unknown_token_id", Raw<uint32_t>(kI32) + Raw<int32_t>(-7));
   EXPECT_LOAD_ERROR("unk_negative.gguf", b.Build(), "tokenizer.ggml.unknown_token_id = -7 is outside");
   b = valid;
-  b.Set("tokenizer.ggml.model", ValueString("gpt2"));
-  EXPECT_LOAD_ERROR("tokenizer_gpt2.gguf", b.Build(), "tokenizer.ggml.model 'gpt2' is not supported");
+  b.Set("tokenizer.ggml.model", ValueString("bert"));
+  EXPECT_LOAD_ERROR("tokenizer_bert.gguf", b.Build(), "tokenizer.ggml.model 'bert' is not supported");
+
+  // What the other architectures add: Qwen 2's q/k/v biases, Qwen 3's q/k norms, Llama
+  // 3.1's frequency factors.
+  const GgufBuilder qwen2 = AsArchitecture(valid, "qwen2", *bin_model_);
+  b = qwen2;
+  b.tensors.erase(std::find_if(b.tensors.begin(), b.tensors.end(),
+                               [](const auto& t) { return t.name == "blk.1.attn_v.bias"; }));
+  EXPECT_LOAD_ERROR("qwen2_no_bias.gguf", b.Build(), "tensor 'blk.1.attn_v.bias' is missing");
+  b = qwen2;
+  b.T("blk.0.attn_k.bias").dims = {16};
+  EXPECT_LOAD_ERROR("qwen2_bias_shape.gguf", b.Build(),
+                    "tensor 'blk.0.attn_k.bias' has dims [16], expected [32]");
+  b = qwen2;
+  b.Set("qwen2.attention.head_count_kv", ValueU32(5));
+  EXPECT_LOAD_ERROR("qwen2_kv_heads_5.gguf", b.Build(),
+                    "qwen2.attention.head_count_kv = 5 does not divide qwen2.attention.head_count = 8");
+  b = AsArchitecture(valid, "qwen3", *bin_model_);
+  b.tensors.erase(std::find_if(b.tensors.begin(), b.tensors.end(),
+                               [](const auto& t) { return t.name == "blk.0.attn_k_norm.weight"; }));
+  EXPECT_LOAD_ERROR("qwen3_no_k_norm.gguf", b.Build(), "tensor 'blk.0.attn_k_norm.weight' is missing");
+  b = valid;
+  b.tensors.push_back({"rope_freqs.weight", {3}, 0, FloatBytes(std::vector<float>{1, 2, 3}.data(), 3), std::nullopt});
+  EXPECT_LOAD_ERROR("rope_freqs_3.gguf", b.Build(), "tensor 'rope_freqs.weight' has dims [3], expected [4]");
+  b = valid;
+  b.tensors.push_back({"rope_freqs.weight", {4}, 0, FloatBytes(std::vector<float>{1, 0, 3, 4}.data(), 4), std::nullopt});
+  EXPECT_LOAD_ERROR("rope_freqs_0.gguf", b.Build(), "tensor 'rope_freqs.weight' holds 0");
   b = valid;
   b.Set("tokenizer.ggml.scores", ValueI32s({1, 2, 3}));
   EXPECT_LOAD_ERROR("scores_int.gguf", b.Build(), "metadata key 'tokenizer.ggml.scores' is not an array of float32");

@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "models/hf_reader.h"
+#include "models/llama3_rope.h"
 #include "models/llama_gguf_export.h"
 #include "models/model_file.h"
 #include "models/ggml_type.h"
@@ -145,6 +146,14 @@ std::string ConfigJson(const ModelConfig& c, const std::string& dtype) {
   "eos_token_id": 2,
   "torch_dtype": ")", dtype == "F32" ? "float32" : "bfloat16", R"("
 })");
+}
+
+// `text` with its first `from` replaced by `to`; a `from` it lacks fails the test.
+std::string ReplacedOnce(std::string text, const std::string& from, const std::string& to) {
+  const size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
 }
 
 // Writes a Hugging Face directory: config.json, tokenizer.model and the weights in one
@@ -297,6 +306,146 @@ TEST_F(safetensors, ConvertsToGgufWithoutLoss) {
   EXPECT_LE(testing::MaxAbsDiff(testing::AllLogits(**gguf, kTokens), testing::AllLogits(*bin_, kTokens)), 1e-5f);
 }
 
+// ---------------------------------------------------------------------------------------
+// Qwen 2, Qwen 3 and Llama 3.1 checkpoints, made from stories260K's weights.
+
+// The values a family adds, in the interleaved order of stories260K's Q and K rows, and a
+// config and weights of stories260K with them: what a Hugging Face directory of that family
+// must compute once its rotate-half rows are taken into account.
+struct FamilyModel {
+  ModelConfig config;
+  ModelWeights weights;
+  std::vector<std::vector<float>> bq, bk, bv, q_norm, k_norm;  // per layer
+};
+
+FamilyModel WithFamily(const ModelFile& bin, const std::string& family) {
+  FamilyModel f{bin.config, bin.weights};
+  const ModelConfig& c = bin.config;
+  std::mt19937 rng(17);
+  const auto values = [&rng](int n, float center, float scale) {
+    std::vector<float> v(n);
+    for (float& x : v) x = center + scale * static_cast<float>(2.0 * rng() / 4294967295.0 - 1.0);
+    return v;
+  };
+  for (int l = 0; l < c.n_layers; ++l) {
+    LayerWeights& lw = f.weights.layers[l];
+    if (family == "qwen2") {
+      lw.bq = f.bq.emplace_back(values(c.q_dim(), 0.0f, 0.5f)).data();
+      lw.bk = f.bk.emplace_back(values(c.kv_dim(), 0.0f, 0.5f)).data();
+      lw.bv = f.bv.emplace_back(values(c.kv_dim(), 0.0f, 0.5f)).data();
+    } else if (family == "qwen3") {
+      lw.q_norm = f.q_norm.emplace_back(values(c.head_dim, 1.0f, 0.5f)).data();
+      lw.k_norm = f.k_norm.emplace_back(values(c.head_dim, 1.0f, 0.5f)).data();
+    }
+  }
+  f.config.qkv_bias = family == "qwen2";
+  f.config.qk_norm = family == "qwen3";
+  return f;
+}
+
+// The directory of `family` (qwen2, qwen3) for WithFamily's model: Q and K rows and their
+// biases and norms in rotate-half order, as transformers stores them.
+void WriteFamilyDirectory(const std::string& dir, const ModelFile& bin, const FamilyModel& f,
+                          const std::string& family) {
+  const ModelConfig& c = bin.config;
+  std::vector<StTensor> tensors = HfTensors(bin, "F32");
+  const auto vector = [&](const std::string& name, const std::vector<float>& v, int heads) {
+    const std::vector<float> rows = PermuteToRotateHalf(v.data(), heads, static_cast<int>(v.size()) / heads, 1);
+    tensors.push_back({name, "F32", {static_cast<int64_t>(v.size())}, Encode(rows.data(), rows.size(), "F32")});
+  };
+  for (int l = 0; l < c.n_layers; ++l) {
+    const std::string p = absl::StrCat("model.layers.", l, ".self_attn.");
+    if (family == "qwen2") {
+      vector(p + "q_proj.bias", f.bq[l], c.n_heads);
+      vector(p + "k_proj.bias", f.bk[l], c.n_kv_heads);
+      tensors.push_back({p + "v_proj.bias", "F32", {c.kv_dim()}, Encode(f.bv[l].data(), c.kv_dim(), "F32")});
+    } else {
+      vector(p + "q_norm.weight", f.q_norm[l], 1);
+      vector(p + "k_norm.weight", f.k_norm[l], 1);
+    }
+  }
+  const std::string type = family == "qwen2" ? "Qwen2ForCausalLM" : "Qwen3ForCausalLM";
+  const std::string config =
+      ReplacedOnce(ReplacedOnce(ConfigJson(c, "F32"), "[\"LlamaForCausalLM\"]", "[\"" + type + "\"]"),
+                   "\"model_type\": \"llama\"", "\"model_type\": \"" + family + "\"");
+  WriteHfDirectory(dir, config, tensors, "");
+}
+
+// Written as GGUF and read back: the file must name llama.cpp's architecture and compute
+// exactly what `model` computes.
+void ExpectGgufRoundTrip(const ModelFile& model, const std::string& path, const std::string& arch,
+                         const std::string& tensor) {
+  ASSERT_TRUE(WriteLlamaGguf(path, model.config, model.weights, ExportOptions{}).ok());
+  ModelOr gguf = LoadModel(path);
+  ASSERT_TRUE(gguf.ok()) << gguf.status();
+  EXPECT_EQ((*gguf)->format, "GGUF v3 (" + arch + ")");
+  EXPECT_TRUE(std::any_of((*gguf)->tensors.begin(), (*gguf)->tensors.end(),
+                          [&](const ModelFile::Tensor& t) { return t.name == tensor; }))
+      << tensor;
+  EXPECT_EQ(testing::AllLogits(**gguf, kTokens), testing::AllLogits(model, kTokens));
+}
+
+TEST_F(safetensors, QwenCheckpointsKeepRotateHalfAndComputeTheirOptions) {
+  for (const std::string family : {"qwen2", "qwen3"}) {
+    SCOPED_TRACE(family);
+    const FamilyModel expected = WithFamily(*bin_, family);
+    const std::string dir = dir_ + "/" + family;
+    WriteFamilyDirectory(dir, *bin_, expected, family);
+    ModelOr hf = LoadModel(dir);
+    ASSERT_TRUE(hf.ok()) << hf.status();
+    const ModelConfig& c = (*hf)->config;
+    EXPECT_EQ(c.rope_layout, RopeLayout::kHalfSplit);
+    EXPECT_EQ(c.qkv_bias, family == "qwen2");
+    EXPECT_EQ(c.qk_norm, family == "qwen3");
+    const std::vector<float> want = testing::AllLogits(expected.config, expected.weights, kTokens, 512);
+    ASSERT_FALSE(want.empty());
+    // Measured 1.0e-5: Q and K rows in another order take other rounding paths.
+    EXPECT_LE(testing::MaxAbsDiff(testing::AllLogits(**hf, kTokens), want), 1e-4f);
+    // The family's tensors matter: without them the logits move.
+    EXPECT_GT(testing::MaxAbsDiff(testing::AllLogits(*bin_, kTokens), want), 0.01f);
+    ExpectGgufRoundTrip(**hf, dir_ + "/" + family + ".gguf", family,
+                        family == "qwen2" ? "blk.4.attn_k.bias" : "blk.4.attn_q_norm.weight");
+  }
+}
+
+TEST(safetensors_llama3, RopeFactorsAreTheConvertersValues) {
+  // Llama 3.1's rope_scaling; the values convert_hf_to_gguf.py writes (../shared/zoo README).
+  const std::vector<float> f = Llama3RopeFactors(500000.0f, 64, Llama3RopeScaling{8.0f, 1.0f, 4.0f, 8192});
+  ASSERT_EQ(f.size(), 32u);
+  for (int i = 0; i < 15; ++i) EXPECT_EQ(f[i], 1.0f) << i;
+  EXPECT_NEAR(f[15], 1.5534146f, 2e-6f);
+  EXPECT_NEAR(f[16], 2.6945300f, 2e-6f);
+  EXPECT_NEAR(f[17], 5.2573271f, 5e-6f);
+  for (int i = 18; i < 32; ++i) EXPECT_EQ(f[i], 8.0f) << i;
+}
+
+TEST_F(safetensors, Llama3RopeScalingBecomesFrequencyFactors) {
+  const std::string dir = dir_ + "/llama3";
+  const std::string scaling = R"("rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0, "original_max_position_embeddings": 2048})";
+  WriteHfDirectory(dir, ReplacedOnce(ConfigJson(bin_->config, "F32"), "\"rope_scaling\": null", scaling),
+                   HfTensors(*bin_, "F32"), "");
+  ModelOr hf = LoadModel(dir);
+  ASSERT_TRUE(hf.ok()) << hf.status();
+  // stories260K's pairs turn every 6, 63, 628 and 6283 positions: against an original
+  // context of 2048 (4 to 1 turns there: high and low factor) the first two stay, the last
+  // is slowed 8 times and the third in between.
+  const std::vector<float>& f = (*hf)->config.rope_freq_factors;
+  ASSERT_EQ(f.size(), 4u);
+  EXPECT_EQ(f[0], 1.0f);
+  EXPECT_EQ(f[1], 1.0f);
+  EXPECT_GT(f[2], 1.0f);
+  EXPECT_LT(f[2], 8.0f);
+  EXPECT_EQ(f[3], 8.0f);
+  EXPECT_EQ(f, Llama3RopeFactors(10000.0f, 8, Llama3RopeScaling{8.0f, 1.0f, 4.0f, 2048}));
+  ModelConfig scaled = bin_->config;
+  scaled.rope_freq_factors = f;
+  const std::vector<float> want = testing::AllLogits(scaled, bin_->weights, kTokens, 512);
+  EXPECT_LE(testing::MaxAbsDiff(testing::AllLogits(**hf, kTokens), want), 1e-5f);
+  EXPECT_GT(testing::MaxAbsDiff(testing::AllLogits(*bin_, kTokens), want), 0.01f);
+  ExpectGgufRoundTrip(**hf, dir_ + "/llama3.gguf", "llama", "rope_freqs.weight");
+}
+
 TEST(safetensors_permutation, UnpermuteInvertsHuggingFacesPermutation) {
   std::mt19937 rng(3);
   std::normal_distribution<float> normal;
@@ -324,14 +473,6 @@ TEST(safetensors_permutation, UnpermuteInvertsHuggingFacesPermutation) {
 
 // ---------------------------------------------------------------------------------------
 // Broken files.
-
-// `text` with its first `from` replaced by `to`; a `from` it lacks fails the test.
-std::string ReplacedOnce(std::string text, const std::string& from, const std::string& to) {
-  const size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) text.replace(at, from.size(), to);
-  return text;
-}
 
 // A safetensors file's start: the header length, then the header as given.
 std::string Header(const std::string& json) {
@@ -445,15 +586,24 @@ TEST_F(safetensors, BadConfigsFailCleanly) {
   load(with("\"hidden_size\": 64,", "\"hidden_size\": -64,"), {"'hidden_size' is not a valid integer"});
   load(with("\"num_attention_heads\": 8,", "\"num_attention_heads\": 0,"), {"n_heads = 0 is outside"});
   load(with("\"num_key_value_heads\": 4,", "\"num_key_value_heads\": 3,"),
-       {"n_kv_heads = 3 does not divide n_heads = 8"});
+       {"num_key_value_heads = 3 does not divide num_attention_heads = 8"});
   load(with("[\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\"", "[\"GPT2LMHeadModel\"], \"model_type\": \"gpt2\""),
-       {"only LlamaForCausalLM models are supported"}, absl::StatusCode::kUnimplemented);
+       {"only LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM models are supported"},
+       absl::StatusCode::kUnimplemented);
   load(with("\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}"),
        {"RoPE scaling 'linear' is not supported"}, absl::StatusCode::kUnimplemented);
-  load(with("\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": 8.0}"),
-       {"RoPE scaling 'llama3' is not supported"}, absl::StatusCode::kUnimplemented);
+  load(with("\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"low_freq_factor\": 4.0}"),
+       {"rope_scaling needs high_freq_factor > low_freq_factor"});
+  load(with("\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": -8.0}"),
+       {"rope_scaling 'factor' must be positive"});
+  load(with("\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"yarn\", \"factor\": 4.0}"),
+       {"RoPE scaling 'yarn' is not supported"}, absl::StatusCode::kUnimplemented);
+  load(with("\"model_type\": \"llama\"", "\"model_type\": \"qwen2\", \"mlp_bias\": true"),
+       {"attention or MLP biases are not supported"}, absl::StatusCode::kUnimplemented);
   load(with("\"attention_bias\": false", "\"attention_bias\": true"),
        {"attention or MLP biases are not supported"}, absl::StatusCode::kUnimplemented);
+  load(with("\"model_type\": \"llama\"", "\"model_type\": \"qwen2\", \"use_sliding_window\": true"),
+       {"sliding-window attention is not supported"}, absl::StatusCode::kUnimplemented);
   load(with("\"rms_norm_eps\": 1e-05", "\"rms_norm_eps\": \"small\""), {"'rms_norm_eps' is not a number"});
   // Values of the wrong JSON type must be errors, not exceptions.
   load(with("\"rope_scaling\": null", "\"rope_scaling\": {\"type\": 2}"),

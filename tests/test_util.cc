@@ -21,6 +21,10 @@
 #include <system_error>
 #include <thread>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "absl/strings/ascii.h"
 #include "runtime/generate.h"
 #include "tests/test_env.h"
 
@@ -111,6 +115,39 @@ float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
     worst = std::max(worst, std::fabs(a[i] - b[i]));
   }
   return worst;
+}
+
+absl::StatusOr<NpyArray> ReadNpyFloat32(const std::string& path) {
+  const std::string bytes = ReadFile(path);
+  const auto bad = [&path](const std::string& why) {
+    return absl::InvalidArgumentError(path + ": " + why);
+  };
+  if (bytes.size() < 10 || bytes.compare(0, 6, "\x93NUMPY") != 0) return bad("not a .npy file");
+  if (bytes[6] != 1 || bytes[7] != 0) return bad("not .npy version 1.0");
+  const size_t header_len = static_cast<unsigned char>(bytes[8]) | static_cast<unsigned char>(bytes[9]) << 8;
+  if (10 + header_len > bytes.size()) return bad("header runs past the end");
+  const std::string header = bytes.substr(10, header_len);
+  if (header.find("'descr': '<f4'") == std::string::npos) return bad("not little-endian float32");
+  if (header.find("'fortran_order': False") == std::string::npos) return bad("not in C order");
+  const size_t open = header.find("'shape': (");
+  const size_t close = header.find(')', open);
+  if (open == std::string::npos || close == std::string::npos) return bad("no shape");
+  NpyArray array;
+  int64_t count = 1;
+  for (absl::string_view dim : absl::StrSplit(header.substr(open + 10, close - open - 10), ',')) {
+    const absl::string_view d = absl::StripAsciiWhitespace(dim);
+    if (d.empty()) continue;
+    int64_t value = 0;
+    if (!absl::SimpleAtoi(d, &value) || value < 0) return bad("bad shape");
+    array.shape.push_back(value);
+    count *= value;
+  }
+  if (bytes.size() - 10 - header_len != static_cast<size_t>(count) * sizeof(float)) {
+    return bad("data size does not match the shape");
+  }
+  array.values.resize(count);
+  std::memcpy(array.values.data(), bytes.data() + 10 + header_len, count * sizeof(float));
+  return array;
 }
 
 // ---------------------------------------------------------------------------------------

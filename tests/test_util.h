@@ -67,6 +67,16 @@ void ExpectSameDimensions(const ModelConfig& actual, const ModelConfig& expected
 // The largest |a[i] - b[i]|; expects equal sizes (and compares the common part otherwise).
 float MaxAbsDiff(const std::vector<float>& a, const std::vector<float>& b);
 
+// A float32 array read from a .npy file.
+struct NpyArray {
+  std::vector<int64_t> shape;
+  std::vector<float> values;  // C order
+};
+
+// Reads a .npy file strictly: version 1.0, little-endian float32 ('<f4'), C order, and
+// exactly as many bytes as the shape says; anything else is an error naming the file.
+absl::StatusOr<NpyArray> ReadNpyFloat32(const std::string& path);
+
 // ---------------------------------------------------------------------------------------
 // Error messages.
 

@@ -138,6 +138,11 @@ def hf_config():
     write("hf_config", "rope_scaling", json.dumps(dict(base, rope_scaling={"rope_type": "yarn"})))
     write("hf_config", "rope_type_number", json.dumps(dict(base, rope_parameters={"rope_type": 1})))
     write("hf_config", "eps_huge", json.dumps(dict(base, rms_norm_eps=1e300)))
+    write("hf_config", "llama3_equal_factors", json.dumps(dict(base, rope_scaling={
+        "rope_type": "llama3", "low_freq_factor": 2.0, "high_freq_factor": 2.0})))
+    write("hf_config", "llama3_huge_head_dim", json.dumps(dict(base, head_dim=2**30, rope_scaling={
+        "rope_type": "llama3", "factor": 1e30, "original_max_position_embeddings": 0})))
+    write("hf_config", "qwen3_odd_head_dim", json.dumps(dict(base, model_type="qwen3", head_dim=5)))
     config = json.dumps(base).encode()
     write("hf_config", "index_escapes", config + b"\0" + json.dumps({"weight_map": {"a": "../model.safetensors"}}).encode())
     write("hf_config", "index_names_config", config + b"\0" + json.dumps({"weight_map": {"a": "config.json"}}).encode())

@@ -43,6 +43,30 @@ void WriteGguf(const std::string& name, const TinyModel& model, GgmlType type) {
   }
 }
 
+// `model` with what a family adds: q/k/v biases and half-split RoPE (qwen2), per-head q/k
+// norms (qwen3) or RoPE frequency factors (llama with Llama 3.1's rope_freqs).
+TinyModel WithFamily(TinyModel model, const std::string& family) {
+  ModelConfig& c = model.config;
+  const auto values = [&model](int n, float value) {
+    return model.storage.emplace_back(n, value).data();  // inner buffers survive the outer's growth
+  };
+  for (LayerWeights& l : model.weights.layers) {
+    if (family == "qwen2") {
+      l.bq = values(c.q_dim(), 0.25f);
+      l.bk = values(c.kv_dim(), -0.25f);
+      l.bv = values(c.kv_dim(), 0.5f);
+    } else if (family == "qwen3") {
+      l.q_norm = values(c.head_dim, 1.5f);
+      l.k_norm = values(c.head_dim, 0.75f);
+    }
+  }
+  c.qkv_bias = family == "qwen2";
+  c.qk_norm = family == "qwen3";
+  if (family != "llama") c.rope_layout = RopeLayout::kHalfSplit;
+  if (family == "llama") c.rope_freq_factors.assign(c.head_dim / 2, 2.0f);
+  return model;
+}
+
 // model.safetensors.index.json naming one shard for every tensor.
 std::string Index(const TinyModel& model) {
   nlohmann::json map = nlohmann::json::object();
@@ -70,6 +94,9 @@ int Run() {
   WriteGguf("tiny_tied_f16.gguf", tied, GgmlType::kF16);
   WriteGguf("tiny_bf16.gguf", untied, GgmlType::kBF16);
   WriteGguf("wide_q8_0.gguf", wide, GgmlType::kQ8_0);
+  WriteGguf("tiny_qwen2_f32.gguf", WithFamily(tied, "qwen2"), GgmlType::kF32);
+  WriteGguf("tiny_qwen3_f16.gguf", WithFamily(untied, "qwen3"), GgmlType::kF16);
+  WriteGguf("tiny_llama31_f32.gguf", WithFamily(untied, "llama"), GgmlType::kF32);
 
   Write("llama2c/legacy_untied.bin", Llama2cFile(untied, 0));
   Write("llama2c/legacy_tied.bin", Llama2cFile(tied, 0));
@@ -87,6 +114,17 @@ int Run() {
   Write("hf_config/config.json", HfConfigJson(untied.config));
   Write("hf_config/config_tied.json", HfConfigJson(tied_config));
   Write("hf_config/config_and_index.json", HfConfigJson(untied.config) + '\0' + Index(untied));
+  // The other families' keys, on the same fixed weights (which lack their tensors).
+  nlohmann::json config = nlohmann::json::parse(HfConfigJson(untied.config));
+  config["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}, {"low_freq_factor", 1.0},
+                            {"high_freq_factor", 4.0}, {"original_max_position_embeddings", 8}};
+  Write("hf_config/config_llama3.json", config.dump(1));
+  config.erase("rope_scaling");
+  for (const char* family : {"qwen2", "qwen3"}) {
+    config["model_type"] = family;
+    config["architectures"] = {std::string(family) == "qwen2" ? "Qwen2ForCausalLM" : "Qwen3ForCausalLM"};
+    Write(std::string("hf_config/config_") + family + ".json", config.dump(1));
+  }
 
   Write("tokenizer/tiny.model", TinyVocabulary());
 

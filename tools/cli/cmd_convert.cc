@@ -41,7 +41,7 @@ absl::Status RunConvert(const std::vector<std::string>& argv) {
   std::vector<std::string> inputs;
   Args args("convert",
             "toyllm convert INPUT -o OUTPUT.gguf [flags]\n"
-            "toyllm convert --random 15M|110M|1.1B -o OUTPUT.gguf [--type T] [--seed N]\n"
+            "toyllm convert --random 15M|110M|1.1B|llama3.2-1b|qwen2.5-0.5b -o OUTPUT.gguf [--type T] [--seed N]\n"
             "Writes a model as GGUF with llama.cpp's keys and tensor names, its tokenizer inside.\n"
             "INPUT: a llama.cpp-style GGUF or a llama.cpp checkpoint (legacy, version 1 or 2).\n"
             "--random writes random weights (no tokenizer) at a standard shape, for `toyllm bench`.",
@@ -50,7 +50,7 @@ absl::Status RunConvert(const std::vector<std::string>& argv) {
              {"", "--tokenizer", "SentencePiece .model to embed (default: the input's own, or one beside it)",
               &model_flags.tokenizer},
              {"", "--name", "general.name (default: the input's file name)", &name},
-             {"", "--random", "a random-weight model of this shape instead of INPUT: 15M, 110M or 1.1B",
+             {"", "--random", "a random-weight model of this shape instead of INPUT: 15M, 110M, 1.1B, llama3.2-1b or qwen2.5-0.5b",
               &random_shape},
              {"", "--seed", "seed of the random weights; the same seed writes the same file (default 1)",
               &seed}},

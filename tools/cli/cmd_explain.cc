@@ -105,7 +105,7 @@ absl::Status RunExplain(const std::vector<std::string>& argv) {
   // The block's input is the embedding for layer 0 and the previous block's output after.
   const std::pair<Tap, int> input = layer == 0 ? std::pair{Tap::kEmbed, -1} : std::pair{Tap::kResidPost, layer - 1};
   TapRecorder recorder({input, {Tap::kAttnNorm, layer}, {Tap::kQRaw, layer}, {Tap::kKRaw, layer},
-                        {Tap::kQ, layer}, {Tap::kK, layer},
+                        {Tap::kQNormed, layer}, {Tap::kKNormed, layer}, {Tap::kQ, layer}, {Tap::kK, layer},
                         {Tap::kV, layer}, {Tap::kScores, layer}, {Tap::kWeights, layer},
                         {Tap::kKqvOut, layer}});
   model->transformer->set_observer(&recorder);
@@ -139,15 +139,36 @@ absl::Status RunExplain(const std::vector<std::string>& argv) {
     for (int p = 0; p < n; ++p) absl::StrAppend(&s, "   ", row_label(p), " ", Vector(h[p].data(), c.dim), "\n");
   }
   const char* input_name = c.norm == NormKind::kNone ? "x" : "h";
-  absl::StrAppend(&s, "\n", ++step, ". q = ", input_name, "·W_Q, k = ", input_name, "·W_K, v = ",
-                  input_name, "·W_V (this head's ", d, " dims)\n");
+  const auto bias = [&c](const char* b) { return c.qkv_bias ? absl::StrCat(" + ", b) : std::string(); };
+  absl::StrAppend(&s, "\n", ++step, ". q = ", input_name, "·W_Q", bias("b_Q"), ", k = ", input_name, "·W_K",
+                  bias("b_K"), ", v = ", input_name, "·W_V", bias("b_V"), " (this head's ", d, " dims)\n");
+  if (c.qkv_bias) {  // the same for every token: it shifts where q, k and v sit
+    const LayerWeights& lw = model->file->weights.layers[layer];
+    absl::StrAppend(&s, "   ", Padded("bias", 10), " q ", Vector(&lw.bq[head * d], d), "  k ",
+                    Vector(&lw.bk[kv_head * d], d), "  v ", Vector(&lw.bv[kv_head * d], d), "\n");
+  }
   for (int p = 0; p < n; ++p) {
     absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(&q_raw[p][head * d], d), "  k ",
                     Vector(&k_raw[p][kv_head * d], d), "  v ", Vector(&v[p][kv_head * d], d), "\n");
   }
+  if (c.qk_norm) {
+    const auto& q_normed = *recorder.Rows(Tap::kQNormed, layer);
+    const auto& k_normed = *recorder.Rows(Tap::kKNormed, layer);
+    absl::StrAppend(&s, "\n", ++step, ". q/k norm: each head's q and k RMS-normalised before RoPE, "
+                    "q = q / sqrt(mean(q²) + eps) · g_Q (and so k), so that q·k cannot grow without bound\n");
+    for (int p = 0; p < n; ++p) {
+      absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(&q_normed[p][head * d], d), "  k ",
+                      Vector(&k_normed[p][kv_head * d], d), "\n");
+    }
+  }
   if (c.rope_layout != RopeLayout::kNone) {
     absl::StrAppend(&s, "\n", ++step, ". RoPE: each pair of q's and k's coordinates turned by an angle that "
-                    "grows with the position\n");
+                    "grows with the position; pairs ",
+                    c.rope_layout == RopeLayout::kInterleaved
+                        ? "(0, 1), (2, 3), … (adjacent)"
+                        : absl::StrCat("(0, ", d / 2, "), (1, ", d / 2 + 1, "), … (the two halves, NeoX)"),
+                    c.rope_freq_factors.empty() ? "" : "; slow pairs' angles divided by the rope frequency factors",
+                    "\n");
     for (int p = 0; p < n; ++p) {
       absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(&q[p][head * d], d), "  k ",
                       Vector(&k[p][kv_head * d], d), "\n");

@@ -42,13 +42,22 @@ absl::Status RunInfo(const std::vector<std::string>& argv) {
       "norm_eps:        %g\n"
       "rope_theta:      %g (%s pairs)\n"
       "tied_output:     %s\n"
+      "qkv_bias:        %s\n"
+      "qk_norm:         %s\n"
+      "rope_factors:    %s\n"
       "parameters:      %d (%.2f M)\n"
       "file_bytes:      %d\n",
       path, (*model)->format, c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
       c.n_kv_heads < c.n_heads ? absl::StrFormat(" (grouped-query, %d query heads each)", c.group_size()) : "",
       c.head_dim, c.vocab_size, c.context_length, c.norm_eps, c.rope_theta,
-      c.rope_layout == RopeLayout::kInterleaved ? "interleaved" : "half-split",
-      c.tied_output ? "yes" : "no", params, params / 1e6, FileBytes(**model));
+      c.rope_layout == RopeLayout::kInterleaved ? "interleaved"
+      : c.rope_layout == RopeLayout::kHalfSplit ? "half-split"
+                                                : "no",
+      c.tied_output ? "yes" : "no", c.qkv_bias ? "yes" : "no", c.qk_norm ? "yes (per head, before RoPE)" : "no",
+      c.rope_freq_factors.empty() ? "none"
+                                  : absl::StrFormat("%d per-pair divisors, %g .. %g", c.rope_freq_factors.size(),
+                                                    c.rope_freq_factors.front(), c.rope_freq_factors.back()),
+      params, params / 1e6, FileBytes(**model));
   if (!(*model)->metadata.empty()) std::cout << "\nmetadata:\n";
   for (const auto& [key, value] : (*model)->metadata) {
     std::cout << absl::StrFormat("  %-42s %s\n", key, value);
