@@ -3,6 +3,8 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "runtime/blas.h"
+#include "runtime/cpu_features.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_setup.h"
 
@@ -43,12 +45,16 @@ absl::Status RunInfo(const std::vector<std::string>& argv) {
       "rope_theta:      %g (%s pairs)\n"
       "tied_output:     %s\n"
       "parameters:      %d (%.2f M)\n"
-      "file_bytes:      %d\n",
+      "file_bytes:      %d\n"
+      "blas:            %s\n"
+      "blas_kernels:    %s\n"
+      "toyllm_kernels:  %s\n",
       path, (*model)->format, c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
       c.n_kv_heads < c.n_heads ? absl::StrFormat(" (grouped-query, %d query heads each)", c.group_size()) : "",
       c.head_dim, c.vocab_size, c.context_length, c.norm_eps, c.rope_theta,
       c.rope_layout == RopeLayout::kInterleaved ? "interleaved" : "half-split",
-      c.tied_output ? "yes" : "no", params, params / 1e6, FileBytes(**model));
+      c.tied_output ? "yes" : "no", params, params / 1e6, FileBytes(**model), Blas().config,
+      BlasKernels(), CpuLevelName(DetectedCpuLevel()));
   if (!(*model)->metadata.empty()) std::cout << "\nmetadata:\n";
   for (const auto& [key, value] : (*model)->metadata) {
     std::cout << absl::StrFormat("  %-42s %s\n", key, value);
