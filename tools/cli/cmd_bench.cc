@@ -24,6 +24,7 @@
 #include "tools/cli/bandwidth.h"
 #include "tools/cli/bench_test.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/model_setup.h"
 #include "tools/cli/sgemm_speed.h"
 #include "tools/cli/weight_traffic.h"
 
@@ -203,11 +204,8 @@ absl::Status RunBench(const std::vector<std::string>& argv) {
                           thread_list = absl::StrCat(std::max(1u, std::thread::hardware_concurrency()));
   int repetitions = 5;
   bool json = false, capture = false;
-  Args args("bench",
-            "toyllm bench -m MODEL [-p 512] [-n 128] [-pg PP,TG] [-d 0] [-t 1,2] [-r 5] [-o md|json|csv]\n"
-            "Measures prefill (ppN) and decode (tgN) speed like llama-bench, with the memory read\n"
-            "bandwidth and how close decode comes to the bound it sets. No tokenizer needed.",
-            {{"-m", "--model", "model file", &model_path},
+  MemoryFlags memory;
+  std::vector<Flag> flags = {{"-m", "--model", "model file", &model_path},
              {"-p", "--n-prompt", "prefill tests: prompt tokens, comma-separated; 0 skips (default 512)",
               &prompt_list},
              {"-n", "--n-gen", "decode tests: tokens generated one at a time, comma-separated; 0 skips "
@@ -221,7 +219,13 @@ absl::Status RunBench(const std::vector<std::string>& argv) {
               &output_name},
              {"", "--json", "the same as -o json", &json},
              {"", "--capture", "also time decode with the attention maps recorded "
-                               "(generate --dump-attention), as tgN+attn", &capture}});
+                               "(generate --dump-attention), as tgN+attn", &capture}};
+  for (Flag& flag : MemoryFlagList(memory)) flags.push_back(flag);
+  Args args("bench",
+            "toyllm bench -m MODEL [-p 512] [-n 128] [-pg PP,TG] [-d 0] [-t 1,2] [-r 5] [-o md|json|csv]\n"
+            "Measures prefill (ppN) and decode (tgN) speed like llama-bench, with the memory read\n"
+            "bandwidth and how close decode comes to the bound it sets. No tokenizer needed.",
+            flags);
   if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
   if (model_path.empty()) return absl::InvalidArgumentError("no model given (-m FILE)");
   absl::StatusOr<Output> output = ParseOutput(json ? "json" : output_name);
@@ -235,7 +239,7 @@ absl::Status RunBench(const std::vector<std::string>& argv) {
         absl::StrCat("--repetitions: ", repetitions, " is outside 1..", kMaxRepetitions));
   }
 
-  absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(model_path);
+  absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(model_path, memory.memory());
   if (!model.ok()) return model.status();
   const std::string type = LayerWeightType(**model);
   const int64_t weight_bytes = WeightBytesPerToken(**model);

@@ -22,11 +22,14 @@ int64_t FileBytes(const ModelFile& model) {
 
 absl::Status RunInfo(const std::vector<std::string>& argv) {
   std::string path;
-  Args args("info", "Prints a model file's format, hyper-parameters and size.",
-            {{"-m", "--model", "model file", &path}});
+  MemoryFlags memory;
+  std::vector<Flag> flags = {{"-m", "--model", "model file", &path}};
+  for (Flag& flag : MemoryFlagList(memory)) flags.push_back(flag);
+  Args args("info", "Prints a model file's format, hyper-parameters and size, and the kernels that run it.",
+            flags);
   if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
   if (path.empty()) return absl::InvalidArgumentError("no model given (-m FILE)");
-  absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path);
+  absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path, memory.memory());
   if (!model.ok()) return model.status();
   const ModelConfig& c = (*model)->config;
   const int64_t params = ParameterCount(c);

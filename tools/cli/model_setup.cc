@@ -24,6 +24,12 @@ std::string Directory(const std::string& path) {
 
 }  // namespace
 
+std::vector<Flag> MemoryFlagList(MemoryFlags& f) {
+  return {{"", "--no-mmap", "read the model into memory instead of mapping it: no disk reads "
+                            "once loaded, at the cost of reading all of it first", &f.no_mmap},
+          {"", "--mlock", "lock the model's pages in RAM so that they are never paged out", &f.mlock}};
+}
+
 std::vector<Flag> CommonFlags(ModelFlags& f, bool with_context) {
   if (f.model.empty()) f.model = DefaultModelPath();
   std::vector<Flag> flags = {
@@ -33,6 +39,7 @@ std::vector<Flag> CommonFlags(ModelFlags& f, bool with_context) {
       {"-p", "--prompt", "prompt text (default: empty, i.e. BOS alone)", &f.prompt},
       {"-t", "--threads", "threads (default: all cores)", &f.threads},
   };
+  for (Flag& flag : MemoryFlagList(f.memory)) flags.push_back(flag);
   if (with_context) {
     flags.push_back({"-c", "--ctx-size", "context length (default: the model's)", &f.ctx_size});
   }
@@ -81,7 +88,7 @@ absl::StatusOr<LoadedModel> LoadForInference(const ModelFlags& flags) {
     return absl::InvalidArgumentError(absl::StrCat("--ctx-size: ", flags.ctx_size, " is negative"));
   }
   LoadedModel loaded;
-  absl::StatusOr<std::unique_ptr<ModelFile>> file = LoadModel(flags.model);
+  absl::StatusOr<std::unique_ptr<ModelFile>> file = LoadModel(flags.model, flags.memory.memory());
   if (!file.ok()) return file.status();
   loaded.file = *std::move(file);
   absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadTokenizerFor(flags, *loaded.file);
