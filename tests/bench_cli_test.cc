@@ -154,7 +154,7 @@ TEST(bench, BadFlagsFailWithOneLine) {
   for (const std::vector<std::string>& flags :
        std::vector<std::vector<std::string>>{{"-o", "xml"}, {"-pg", "8"}, {"-pg", "8,4,2"}, {"-pg", "0,4"},
                                              {"-p", "-1"}, {"-n", "x"}, {"-d", "1,,2"}, {"-p", "0", "-n", "0"},
-                                             {"-t", "0"}}) {
+                                             {"-t", "0"}, {"-ctk", "q4"}, {"-ctv", "bf16"}}) {
     std::vector<std::string> args = {"bench", "-m", model, "-r", "1"};
     args.insert(args.end(), flags.begin(), flags.end());
     const RunResult r = RunToyllm(args, kTimeout);

@@ -67,11 +67,12 @@ std::string BenchTest::Name() const {
   return name;
 }
 
-absl::StatusOr<Speed> TimeTest(const ModelFile& model, const BenchTest& test, int repetitions) {
+absl::StatusOr<Speed> TimeTest(const ModelFile& model, const BenchTest& test, int repetitions,
+                               KvTypes kv_types) {
   const int length = test.depth + test.prompt + test.gen;
   const int max_batch = std::max(1, std::min(kPrefillBatch, std::max(test.prompt, test.depth)));
   absl::StatusOr<std::unique_ptr<Transformer>> transformer =
-      Transformer::Create(model.config, model.weights, length, max_batch);
+      Transformer::Create(model.config, model.weights, length, max_batch, kv_types);
   if (!transformer.ok()) {
     return absl::Status(transformer.status().code(),
                         absl::StrCat(test.Name(), ": ", transformer.status().message()));

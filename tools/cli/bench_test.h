@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "models/model_file.h"
+#include "runtime/kv_cache.h"
 
 namespace toyllm {
 
@@ -34,8 +35,10 @@ struct Speed {
 
 // Runs `test` on random token ids once to warm up, then `repetitions` times, each from
 // position `depth` of a KV cache exactly as long as the test, whatever context the model
-// records. Uses the thread count set by SetThreadCount.
-absl::StatusOr<Speed> TimeTest(const ModelFile& model, const BenchTest& test, int repetitions);
+// records, its keys and values stored as `kv_types`. Uses the thread count set by
+// SetThreadCount.
+absl::StatusOr<Speed> TimeTest(const ModelFile& model, const BenchTest& test, int repetitions,
+                               KvTypes kv_types = {});
 
 }  // namespace toyllm
 

@@ -192,14 +192,16 @@ void PrintRow(Output output, const std::string& model, const std::string& type, 
 
 // Bytes a decode test reads per token: the weights, and the KV cache over the positions a
 // token attends to on average (which at a depth of thousands outweighs a small model).
-int64_t DecodeBytesPerToken(const ModelFile& model, int64_t weight_bytes, const BenchTest& test) {
+int64_t DecodeBytesPerToken(const ModelFile& model, int64_t weight_bytes, const BenchTest& test,
+                            KvTypes kv_types) {
   const int mean_keys = test.depth + (test.gen + 1) / 2;
-  return weight_bytes + KvCache::Bytes(model.config, mean_keys);
+  return weight_bytes + KvCache::Bytes(model.config, mean_keys, kv_types);
 }
 
 }  // namespace
 
 absl::Status RunBench(const std::vector<std::string>& argv) {
+  std::string cache_type_k = "f32", cache_type_v = "f32";
   std::string model_path, prompt_list = "512", gen_list = "128", pg, depth_list = "0", output_name = "md",
                           thread_list = absl::StrCat(std::max(1u, std::thread::hardware_concurrency()));
   int repetitions = 5;
@@ -221,6 +223,7 @@ absl::Status RunBench(const std::vector<std::string>& argv) {
              {"", "--capture", "also time decode with the attention maps recorded "
                                "(generate --dump-attention), as tgN+attn", &capture}};
   for (Flag& flag : MemoryFlagList(memory)) flags.push_back(flag);
+  for (Flag& flag : KvTypeFlags(cache_type_k, cache_type_v)) flags.push_back(flag);
   Args args("bench",
             "toyllm bench -m MODEL [-p 512] [-n 128] [-pg PP,TG] [-d 0] [-t 1,2] [-r 5] [-o md|json|csv]\n"
             "Measures prefill (ppN) and decode (tgN) speed like llama-bench, with the memory read\n"
@@ -232,6 +235,8 @@ absl::Status RunBench(const std::vector<std::string>& argv) {
   if (!output.ok()) return output.status();
   absl::StatusOr<std::vector<BenchTest>> tests = PlanTests(prompt_list, gen_list, pg, depth_list, capture);
   if (!tests.ok()) return tests.status();
+  absl::StatusOr<KvTypes> kv_types = ParseKvTypes(cache_type_k, cache_type_v);
+  if (!kv_types.ok()) return kv_types.status();
   absl::StatusOr<std::vector<int>> threads = ParseCounts("--threads", thread_list, 1, kMaxThreads);
   if (!threads.ok()) return threads.status();
   if (repetitions < 1 || repetitions > kMaxRepetitions) {
@@ -243,8 +248,8 @@ absl::Status RunBench(const std::vector<std::string>& argv) {
   if (!model.ok()) return model.status();
   const std::string type = LayerWeightType(**model);
   const int64_t weight_bytes = WeightBytesPerToken(**model);
-  std::cerr << absl::StrFormat("%s: %s, %.1f MiB of weights read per decoded token\n", model_path,
-                               type, weight_bytes / 1048576.0);
+  std::cerr << absl::StrFormat("%s: %s, %.1f MiB of weights read per decoded token; KV cache %s/%s\n",
+                               model_path, type, weight_bytes / 1048576.0, cache_type_k, cache_type_v);
   std::cerr << absl::StrFormat("blas: %s; kernels %s; toyllm kernels %s; sgemm 1024²: %.0f GFLOP/s on 1 thread\n",
                                Blas().config, BlasKernels(), CpuLevelName(DetectedCpuLevel()),
                                SgemmGflops(1024));
@@ -256,13 +261,13 @@ absl::Status RunBench(const std::vector<std::string>& argv) {
     SetThreadCount(t);
     std::map<int64_t, double> bandwidth_of;  // by bytes: most tests read the same
     for (const BenchTest& test : *tests) {
-      absl::StatusOr<Speed> speed = TimeTest(**model, test, repetitions);
+      absl::StatusOr<Speed> speed = TimeTest(**model, test, repetitions, *kv_types);
       if (!speed.ok()) {
         return absl::Status(speed.status().code(), absl::StrCat(model_path, ": ", speed.status().message()));
       }
       // The bound of a decode test: its bytes per token over the bandwidth of reading that
       // many bytes, from cache when they fit in it, as decoding them does.
-      const int64_t bytes = DecodeBytesPerToken(**model, weight_bytes, test);
+      const int64_t bytes = DecodeBytesPerToken(**model, weight_bytes, test, *kv_types);
       if (!bandwidth_of.count(bytes)) {
         absl::StatusOr<double> bandwidth = MeasureReadBandwidth(t, bytes);
         if (!bandwidth.ok()) return bandwidth.status();
