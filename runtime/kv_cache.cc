@@ -6,7 +6,6 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
-#include "runtime/kernels/dequantize.h"
 #include "runtime/weight_convert.h"
 
 namespace toyllm {
@@ -48,25 +47,6 @@ void KvCache::Store(int layer, int pos, int n, const float* k, const float* v) {
       }
     }
   }
-}
-
-const float* KvCache::Read(const std::vector<uint8_t>& cache, WeightType type, size_t offset, int64_t n,
-                           std::vector<float>& buffer) {
-  const uint8_t* data = &cache[WeightBytes(type, offset)];
-  if (type == WeightType::kF32) return reinterpret_cast<const float*>(data);
-  if (buffer.size() < static_cast<size_t>(n)) buffer.resize(n);
-  Dequantize(type, data, n, buffer.data());
-  return buffer.data();
-}
-
-const float* KvCache::keys(int layer, int kv_head, int n) const {
-  thread_local std::vector<float> buffer;
-  return Read(keys_, types_.keys, Offset(layer, kv_head), int64_t{n} * head_dim_, buffer);
-}
-
-const float* KvCache::values(int layer, int kv_head, int n) const {
-  thread_local std::vector<float> buffer;
-  return Read(values_, types_.values, Offset(layer, kv_head), int64_t{n} * head_dim_, buffer);
 }
 
 }  // namespace toyllm

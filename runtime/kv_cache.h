@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "runtime/model_config.h"
 #include "runtime/weight_type.h"
+#include "runtime/weights.h"
 
 namespace toyllm {
 
@@ -34,19 +35,18 @@ class KvCache {
   // pos..pos+n-1 of a layer, encoded as the cache's types.
   void Store(int layer, int pos, int n, const float* k, const float* v);
 
-  // One kv head's keys (or values) at positions 0..n-1 as float32: [n, head_dim],
-  // contiguous, so one head's scores over the past read one block of memory. The cache's
-  // own memory for f32; else decoded into a buffer of the calling thread, valid until
-  // its next call of the same accessor.
-  const float* keys(int layer, int kv_head, int n) const;
-  const float* values(int layer, int kv_head, int n) const;
+  // One kv head's keys (or values) at positions 0..n-1: [n, head_dim] in the cache's type,
+  // contiguous, so one head's scores over the past read one block of memory.
+  Matrix keys(int layer, int kv_head, int n) const { return Rows(keys_, types_.keys, layer, kv_head, n); }
+  Matrix values(int layer, int kv_head, int n) const { return Rows(values_, types_.values, layer, kv_head, n); }
 
  private:
   size_t Offset(int layer, int kv_head) const {
     return (static_cast<size_t>(layer) * n_kv_heads_ + kv_head) * context_length_ * head_dim_;
   }
-  static const float* Read(const std::vector<uint8_t>& cache, WeightType type, size_t offset, int64_t n,
-                           std::vector<float>& buffer);
+  Matrix Rows(const std::vector<uint8_t>& cache, WeightType type, int layer, int kv_head, int n) const {
+    return Matrix{&cache[WeightBytes(type, Offset(layer, kv_head))], n, head_dim_, type};
+  }
 
   int n_kv_heads_;
   int head_dim_;

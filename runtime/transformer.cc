@@ -193,13 +193,13 @@ void Transformer::Attention(int layer, int pos, int n) {
     // Grouped-query attention: consecutive query heads share one key/value head.
     const int kv_head = h / c.group_size();
     const float* q = &q_[h * d_k];
-    const float* k = cache_.keys(layer, kv_head, n_keys);
-    const float* v = cache_.values(layer, kv_head, n_keys);
+    const Matrix k = cache_.keys(layer, kv_head, n_keys);
+    const Matrix v = cache_.values(layer, kv_head, n_keys);
     float* scores = &scores_[static_cast<size_t>(h) * n * n_keys];
     float* out = &attn_[h * d_k];
 
     // scores = q·kᵀ/√d_k against every cached key.
-    MatMulTransposed(n, n_keys, d_k, scale, q, c.q_dim(), k, d_k, scores, n_keys);
+    MatMulTransposed(n, scale, q, c.q_dim(), k, scores, n_keys);
     Offer(Tap::kScores, layer, pos, n, n_keys, scores, h);
 
     // weights = softmax over the keys a row may see: row t sits at pos + t and sees keys
@@ -214,7 +214,7 @@ void Transformer::Attention(int layer, int pos, int n) {
     Offer(Tap::kWeights, layer, pos, n, n_keys, weights, h);
 
     // out = weights·v: each position's new, context-aware vector.
-    MatMul(n, d_k, n_keys, weights, n_keys, v, d_k, out, c.q_dim());
+    MatMul(n, weights, n_keys, v, out, c.q_dim());
   };
   // The heads are independent: they share the threads. Scores and weights·v cost
   // n·n_keys·d_k multiply-adds each.

@@ -1,5 +1,5 @@
-// The KV cache's types (-ctk/-ctv): what attention reads back is what the type's own
-// encoder and decoder make of the keys and values, f16 takes half of f32's memory and
+// The KV cache's types (-ctk/-ctv): what it holds is what the type's own encoder and
+// decoder make of the keys and values, f16 takes half of f32's memory and
 // q8_0 34/128 of it, and the logits move by no more than the measured bounds below.
 #include "runtime/kv_cache.h"
 
@@ -58,10 +58,18 @@ TEST(kv_cache, ReadsBackWhatTheTypeEncodes) {
     KvCache cache(c, 16, types);
     cache.Store(1, pos, n, k.data(), v.data());
     for (int h = 0; h < c.n_kv_heads; ++h) {
-      const float* keys = cache.keys(1, h, pos + n);
-      std::vector<float> got_k(keys + pos * c.head_dim, keys + (pos + n) * c.head_dim);
-      const float* values = cache.values(1, h, pos + n);
-      std::vector<float> got_v(values + pos * c.head_dim, values + (pos + n) * c.head_dim);
+      // The rows as stored, decoded by the scalar reference.
+      const auto rows = [&](const Matrix& m) {
+        EXPECT_EQ(m.rows, pos + n);
+        EXPECT_EQ(m.cols, c.head_dim);
+        std::vector<float> x(int64_t{n} * c.head_dim);
+        ToFloat32(m.type, m.row(pos), static_cast<int64_t>(x.size()), x.data());
+        return x;
+      };
+      const std::vector<float> got_k = rows(cache.keys(1, h, pos + n));
+      const std::vector<float> got_v = rows(cache.values(1, h, pos + n));
+      EXPECT_EQ(cache.keys(1, h, 1).type, types.keys);
+      EXPECT_EQ(cache.values(1, h, 1).type, types.values);
       for (int t = 0; t < n; ++t) {
         const auto row = [&](const std::vector<float>& x) {
           return std::vector<float>(x.begin() + t * kv_dim + h * c.head_dim,
