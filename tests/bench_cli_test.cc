@@ -17,6 +17,7 @@
 #include "tests/test_env.h"
 #include "runtime/weight_convert.h"
 #include "tests/test_util.h"
+#include "tools/cli/bandwidth.h"
 #include "tools/cli/weight_traffic.h"
 
 namespace toyllm {
@@ -163,6 +164,21 @@ TEST(bench, BadFlagsFailWithOneLine) {
     EXPECT_EQ(r.err.rfind("toyllm bench: ", 0), 0u) << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
   }
+}
+
+// The probe runs over any size a model's token may read, down to less than a page per
+// thread (rounded up to one), and fails cleanly on sizes it cannot allocate.
+TEST(bandwidth, ProbesAnySizeAndFailsCleanly) {
+  for (int threads : {1, 2}) {
+    for (int64_t bytes : {int64_t{1}, int64_t{4096}, int64_t{3} << 20}) {
+      absl::StatusOr<double> gbs = MeasureReadBandwidth(threads, bytes);
+      ASSERT_TRUE(gbs.ok()) << gbs.status();
+      EXPECT_GT(*gbs, 0.0) << threads << " threads, " << bytes << " bytes";
+    }
+  }
+  absl::StatusOr<double> huge = MeasureReadBandwidth(1, int64_t{1} << 60);
+  EXPECT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("bandwidth"), absl::string_view::npos) << huge.status();
 }
 
 // Per layer: wq and wo [dim, q_dim], wk and wv [kv_dim, dim], w1 w2 w3 [hidden, dim].
