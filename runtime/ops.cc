@@ -183,11 +183,12 @@ void MatMul(int m, const float* a, int lda, const Matrix& b, float* c, int ldc) 
   if (m == 1 && b.type != WeightType::kF32) {
     // c = Σ_i a[i]·b.row(i), a few rows of b decoded at a time into L1 and added by sgemv.
     const int tile_rows = std::max(1, kDecodeFloats / n);
-    float tile[kDecodeFloats];
+    thread_local std::vector<float> tile;
+    tile.resize(static_cast<size_t>(tile_rows) * n);
     for (int r = 0; r < k; r += tile_rows) {
       const int rows = std::min(tile_rows, k - r);
-      Dequantize(b.type, b.row(r), int64_t{rows} * n, tile);
-      cblas_sgemv(CblasRowMajor, CblasTrans, rows, n, 1.0f, tile, n, a + r, 1, r == 0 ? 0.0f : 1.0f, c, 1);
+      Dequantize(b.type, b.row(r), int64_t{rows} * n, tile.data());
+      cblas_sgemv(CblasRowMajor, CblasTrans, rows, n, 1.0f, tile.data(), n, a + r, 1, r == 0 ? 0.0f : 1.0f, c, 1);
     }
     return;
   }
