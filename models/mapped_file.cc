@@ -38,7 +38,31 @@ size_t PageEnd(size_t size) {
 }  // namespace
 #endif
 
-absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path) {
+namespace {
+
+// The file's bytes in fresh anonymous memory, read-only once filled; MAP_FAILED on error
+// (errno set).
+void* ReadIntoMemory(int fd, size_t size) {
+  void* data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (data == MAP_FAILED) return MAP_FAILED;
+  for (size_t done = 0; done < size;) {
+    const ssize_t n = read(fd, static_cast<uint8_t*>(data) + done, size - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int read_errno = n == 0 ? EIO : errno;  // 0: the file shrank while being read
+      munmap(data, size);
+      errno = read_errno;
+      return MAP_FAILED;
+    }
+    done += static_cast<size_t>(n);
+  }
+  mprotect(data, size, PROT_READ);
+  return data;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& path, FileMemory memory) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     return absl::NotFoundError(absl::StrCat(path, ": cannot open (", strerror(errno), ")"));
@@ -52,12 +76,20 @@ absl::StatusOr<std::unique_ptr<MappedFile>> MappedFile::Open(const std::string& 
     close(fd);
     return absl::InvalidArgumentError(absl::StrCat(path, ": the file is empty"));
   }
-  void* data = mmap(nullptr, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* data = memory.map ? mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : ReadIntoMemory(fd, size);
   const int mmap_errno = errno;
   close(fd);  // the mapping stays valid without the descriptor
   if (data == MAP_FAILED) {
-    return absl::InternalError(
-        absl::StrCat(path, ": cannot map into memory (", strerror(mmap_errno), ")"));
+    return absl::InternalError(absl::StrCat(path, memory.map ? ": cannot map into memory (" : ": cannot read into memory (",
+                                            strerror(mmap_errno), ")"));
+  }
+  if (memory.lock && mlock(data, size) != 0) {
+    const int lock_errno = errno;
+    munmap(data, size);
+    return absl::ResourceExhaustedError(absl::StrCat(
+        path, ": cannot lock its ", size >> 20, " MiB in memory (", strerror(lock_errno),
+        "; the limit is `ulimit -l`)"));
   }
 #ifdef TOYLLM_ASAN
   ASAN_POISON_MEMORY_REGION(static_cast<uint8_t*>(data) + st.st_size,

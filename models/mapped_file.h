@@ -1,4 +1,7 @@
 // A read-only memory mapping of a whole file: weights are read in place, never copied.
+// Or, as llama.cpp's --no-mmap, the file read into anonymous memory: no page of it is then
+// read from disk while a token is computed, at the price of reading it all up front and
+// keeping a copy the kernel cannot drop and re-read. --mlock locks either kind in RAM.
 #ifndef TOYLLM_MODELS_MAPPED_FILE_H_
 #define TOYLLM_MODELS_MAPPED_FILE_H_
 
@@ -11,10 +14,17 @@
 
 namespace toyllm {
 
+struct FileMemory {
+  bool map = true;     // false: read into anonymous memory (--no-mmap)
+  bool lock = false;   // lock the pages in RAM (--mlock): never paged out, never re-read
+};
+
 class MappedFile {
  public:
-  // Fails with an error naming the file when it is missing, not a regular file, or empty.
-  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(const std::string& path);
+  // Fails with an error naming the file when it is missing, not a regular file, or empty,
+  // or when it cannot be read or locked as `memory` asks.
+  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(const std::string& path,
+                                                           FileMemory memory = {});
   ~MappedFile();
   MappedFile(const MappedFile&) = delete;
   MappedFile& operator=(const MappedFile&) = delete;

@@ -25,14 +25,14 @@ absl::Status CheckConversionFits(int64_t bytes, const std::string& path) {
       memory >> 20, " MiB of memory"));
 }
 
-absl::StatusOr<std::unique_ptr<ModelFile>> LoadModel(const std::string& path) {
+absl::StatusOr<std::unique_ptr<ModelFile>> LoadModel(const std::string& path, FileMemory memory) {
   struct stat st;
   if (stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
     if (stat((path + "/config.json").c_str(), &st) == 0) return ReadHfDirectory(path);
     return absl::InvalidArgumentError(
         absl::StrCat(path, ": not a regular file (a directory without config.json, so not a Hugging Face model)"));
   }
-  absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(path);
+  absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(path, memory);
   if (!file.ok()) return file.status();
   uint32_t magic = 0;
   if ((*file)->size() >= sizeof(magic)) std::memcpy(&magic, (*file)->data(), sizeof(magic));

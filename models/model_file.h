@@ -45,8 +45,10 @@ absl::Status CheckConversionFits(int64_t bytes, const std::string& path);
 
 // Opens a model in any supported format: a GGUF or llama2.c file, or a Hugging Face
 // directory. Every size is checked against the file's
-// length before a weight view is made; errors name the file and the problem.
-absl::StatusOr<std::unique_ptr<ModelFile>> LoadModel(const std::string& path);
+// length before a weight view is made; errors name the file and the problem. `memory`
+// applies to GGUF and llama2.c files (mapped or read, locked or not); the other formats'
+// readers map theirs.
+absl::StatusOr<std::unique_ptr<ModelFile>> LoadModel(const std::string& path, FileMemory memory = {});
 
 }  // namespace toyllm
 

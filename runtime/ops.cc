@@ -144,6 +144,57 @@ void MatMul(int m, int n, int k, const float* a, int lda, const float* b, int ld
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a, lda, b, ldb, 0.0f, c,
               ldc);
 }
+namespace {
+
+// b's elements [0, n) as float32: b's own memory when it is float32, else decoded into a
+// buffer of the calling thread (valid until its next call).
+const float* Float32Of(const Matrix& b, int64_t n) {
+  if (b.type == WeightType::kF32) return b.floats();
+  thread_local std::vector<float> buffer;
+  if (buffer.size() < static_cast<size_t>(n)) buffer.resize(n);
+  Dequantize(b.type, b.data, n, buffer.data());
+  return buffer.data();
+}
+
+// Rows of b decoded at a time for one row's a·b: few enough to stay in L1 (16 KiB).
+constexpr int kDecodeFloats = 4096;
+
+}  // namespace
+
+void MatMulTransposed(int m, float alpha, const float* a, int lda, const Matrix& b, float* c, int ldc) {
+  const int n = b.rows, k = b.cols;
+  if (m == 1 && b.type != WeightType::kF32) {  // decode: the GEMV kernels read b as stored
+    GemvInput input{a};
+    thread_local std::vector<ActivationBlock> blocks;
+    if (b.type == WeightType::kQ8_0) {
+      blocks.resize(k / kQ8Block);
+      QuantizeActivations(a, k, blocks.data());
+      input.blocks = blocks.data();
+    }
+    Gemv(b, input, 0, n, c);
+    for (int j = 0; j < n; ++j) c[j] *= alpha;
+    return;
+  }
+  MatMulTransposed(m, n, k, alpha, a, lda, Float32Of(b, int64_t{n} * k), k, c, ldc);
+}
+
+void MatMul(int m, const float* a, int lda, const Matrix& b, float* c, int ldc) {
+  const int k = b.rows, n = b.cols;
+  if (m == 1 && b.type != WeightType::kF32) {
+    // c = Σ_i a[i]·b.row(i), a few rows of b decoded at a time into L1 and added by sgemv.
+    const int tile_rows = std::max(1, kDecodeFloats / n);
+    thread_local std::vector<float> tile;
+    tile.resize(static_cast<size_t>(tile_rows) * n);
+    for (int r = 0; r < k; r += tile_rows) {
+      const int rows = std::min(tile_rows, k - r);
+      Dequantize(b.type, b.row(r), int64_t{rows} * n, tile.data());
+      cblas_sgemv(CblasRowMajor, CblasTrans, rows, n, 1.0f, tile.data(), n, a + r, 1, r == 0 ? 0.0f : 1.0f, c, 1);
+    }
+    return;
+  }
+  MatMul(m, n, k, a, lda, Float32Of(b, int64_t{k} * n), n, c, ldc);
+}
+
 void RmsNorm(float* out, const float* x, const float* weight, int n, float eps) {
   float ss = 0.0f;
   for (int i = 0; i < n; ++i) ss += x[i] * x[i];

@@ -58,20 +58,21 @@ absl::Status CheckWeights(const ModelConfig& c, const ModelWeights& w) {
 absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(const ModelConfig& config,
                                                                  const ModelWeights& weights,
                                                                  int context_length,
-                                                                 int max_batch) {
+                                                                 int max_batch, KvTypes kv_types) {
   if (absl::Status s = ValidateConfig(config); !s.ok()) return s;
   if (absl::Status s = CheckWeights(config, weights); !s.ok()) return s;
   if (context_length < 1 || context_length > (1 << 22)) {
     return absl::InvalidArgumentError(
         absl::StrCat("context length ", context_length, " is outside 1..", 1 << 22));
   }
+  if (absl::Status s = KvCache::Check(config, kv_types); !s.ok()) return s;
   if (max_batch < 1) {
     return absl::InvalidArgumentError(absl::StrCat("batch size ", max_batch, " must be >= 1"));
   }
   const int64_t row_floats = int64_t{3} * config.dim + 3 * config.q_dim() +
                              2 * config.kv_dim() + 2 * config.hidden_dim + config.vocab_size +
                              int64_t{config.n_heads} * context_length;
-  const int64_t bytes = KvCache::Bytes(config, context_length) +
+  const int64_t bytes = KvCache::Bytes(config, context_length, kv_types) +
                         max_batch * row_floats * int64_t{sizeof(float)};
   if (bytes > PhysicalMemoryBytes()) {
     return absl::ResourceExhaustedError(absl::StrCat(
@@ -80,18 +81,18 @@ absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(const ModelConf
         PhysicalMemoryBytes() >> 20, " MiB"));
   }
   return std::unique_ptr<Transformer>(
-      new Transformer(config, weights, context_length, max_batch));
+      new Transformer(config, weights, context_length, max_batch, kv_types));
 }
 
 Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights,
-                         int context_length, int max_batch)
+                         int context_length, int max_batch, KvTypes kv_types)
     : config_(config),
       weights_(weights),
       context_length_(context_length),
       max_batch_(max_batch),
       rope_(config.head_dim, config.rope_theta, config.rope_layout, context_length,
             config.rope_freq_factors),
-      cache_(config, context_length) {
+      cache_(config, context_length, kv_types) {
   const size_t n = max_batch;
   x_.resize(n * config.dim);
   h_.resize(n * config.dim);
@@ -221,13 +222,13 @@ void Transformer::Attention(int layer, int pos, int n) {
     // Grouped-query attention: consecutive query heads share one key/value head.
     const int kv_head = h / c.group_size();
     const float* q = &q_[h * d_k];
-    const float* k = cache_.keys(layer, kv_head);
-    const float* v = cache_.values(layer, kv_head);
+    const Matrix k = cache_.keys(layer, kv_head, n_keys);
+    const Matrix v = cache_.values(layer, kv_head, n_keys);
     float* scores = &scores_[static_cast<size_t>(h) * n * n_keys];
     float* out = &attn_[h * d_k];
 
     // scores = q·kᵀ/√d_k against every cached key.
-    MatMulTransposed(n, n_keys, d_k, scale, q, c.q_dim(), k, d_k, scores, n_keys);
+    MatMulTransposed(n, scale, q, c.q_dim(), k, scores, n_keys);
     Offer(Tap::kScores, layer, pos, n, n_keys, scores, h);
 
     // weights = softmax over the keys a row may see: row t sits at pos + t and sees keys
@@ -242,7 +243,7 @@ void Transformer::Attention(int layer, int pos, int n) {
     Offer(Tap::kWeights, layer, pos, n, n_keys, weights, h);
 
     // out = weights·v: each position's new, context-aware vector.
-    MatMul(n, d_k, n_keys, weights, n_keys, v, d_k, out, c.q_dim());
+    MatMul(n, weights, n_keys, v, out, c.q_dim());
   };
   // The heads are independent: they share the threads. Scores and weights·v cost
   // n·n_keys·d_k multiply-adds each.

@@ -27,10 +27,11 @@ class Transformer {
   static constexpr int kDefaultMaxBatch = 64;
 
   // `weights` must outlive the transformer. Fails if the context or the batch is out of
-  // range or the KV cache would not fit in this machine's memory.
+  // range, the cache cannot hold `kv_types`, or the KV cache would not fit in this
+  // machine's memory.
   static absl::StatusOr<std::unique_ptr<Transformer>> Create(
       const ModelConfig& config, const ModelWeights& weights, int context_length,
-      int max_batch = kDefaultMaxBatch);
+      int max_batch = kDefaultMaxBatch, KvTypes kv_types = {});
 
   // Runs tokens at positions pos, pos+1, ...: their keys and values join the cache (which
   // must already hold positions 0..pos-1) and the logits come back, [vocab] for the last
@@ -51,7 +52,7 @@ class Transformer {
 
  private:
   Transformer(const ModelConfig& config, const ModelWeights& weights, int context_length,
-              int max_batch);
+              int max_batch, KvTypes kv_types);
 
   // out = norm(x) for n rows, with the config's norm (a copy when there is none).
   void Normalize(const float* x, const float* weight, int n, float* out) const;

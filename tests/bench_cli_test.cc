@@ -18,6 +18,7 @@
 #include "tests/test_env.h"
 #include "runtime/weight_convert.h"
 #include "tests/test_util.h"
+#include "tools/cli/bandwidth.h"
 #include "tools/cli/weight_traffic.h"
 
 namespace toyllm {
@@ -47,14 +48,15 @@ nlohmann::ordered_json CheckJsonLine(const std::string& line, const std::string&
   std::vector<std::string> keys;
   for (const auto& [key, value] : m.items()) keys.push_back(key);
   std::vector<std::string> expected = {"model", "type", "threads", "test", "tok_s_median", "tok_s_min",
-                                       "tok_s_max", "peak_rss_mib", "bandwidth_gbs"};
+                                       "tok_s_max", "peak_rss_mib", "bandwidth_gbs", "dram_gbs"};
+  // Only a pure decode test has a bound; "pp8+tg4" starts with "pp".
   if (decode) expected.push_back("bound_pct");
   EXPECT_EQ(keys, expected);
   EXPECT_EQ(m.value("model", ""), model);
   EXPECT_EQ(m.value("type", ""), type);
   EXPECT_TRUE(m["threads"].is_number_integer());
   EXPECT_TRUE(m["test"].is_string());
-  for (const char* key : {"tok_s_median", "tok_s_min", "tok_s_max", "peak_rss_mib", "bandwidth_gbs"}) {
+  for (const char* key : {"tok_s_median", "tok_s_min", "tok_s_max", "peak_rss_mib", "bandwidth_gbs", "dram_gbs"}) {
     EXPECT_TRUE(m[key].is_number()) << key;
     EXPECT_GT(m.value(key, 0.0), 0.0) << key;
   }
@@ -94,11 +96,90 @@ TEST(bench, MarkdownTable) {
   EXPECT_EQ(lines[0].rfind("| model | type | threads | test | tok/s median |", 0), 0u) << lines[0];
   EXPECT_EQ(lines[1].rfind("| --- |", 0), 0u) << lines[1];
   for (const std::string& line : lines) {
-    EXPECT_EQ(std::count(line.begin(), line.end(), '|'), 11) << line;
+    EXPECT_EQ(std::count(line.begin(), line.end(), '|'), 12) << line;
   }
   EXPECT_EQ(lines[2].rfind("| " + model + " | f32 | 1 | pp8 | ", 0), 0u) << lines[2];
   EXPECT_EQ(lines[3].rfind("| " + model + " | f32 | 1 | tg4 | ", 0), 0u) << lines[3];
   EXPECT_NE(lines[3].substr(lines[3].size() - 4), "|  |") << "decode rows show their bound";
+}
+
+// The tests' names, in order, of a JSON run.
+std::vector<std::string> TestNames(const std::string& out) {
+  std::vector<std::string> names;
+  for (const std::string& line : Lines(out)) {
+    names.push_back(nlohmann::json::parse(line, nullptr, false).value("test", "?"));
+  }
+  return names;
+}
+
+TEST(bench, LlamaBenchTestSelection) {
+  const std::string model = testing::Stories260K();
+  TOYLLM_REQUIRE_FILE(model);
+  const std::vector<std::string> common = {"bench", "-m", model, "-t", "1", "-r", "1", "-o", "json"};
+  const auto run = [&](const std::vector<std::string>& flags) {
+    std::vector<std::string> args = common;
+    args.insert(args.end(), flags.begin(), flags.end());
+    const RunResult r = RunToyllm(args, kTimeout);
+    EXPECT_TRUE(testing::Succeeds(r)) << testing::QuotedArgs(flags);
+    for (const std::string& line : Lines(r.out)) CheckJsonLine(line, model, "f32");
+    return TestNames(r.out);
+  };
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(run({"-p", "0", "-n", "4"}), Names({"tg4"}));
+  EXPECT_EQ(run({"-p", "8", "-n", "0"}), Names({"pp8"}));
+  EXPECT_EQ(run({"-p", "0", "-n", "0", "-pg", "8,4"}), Names({"pp8+tg4"}));
+  EXPECT_EQ(run({"-p", "8", "-n", "4", "-pg", "8,4"}), Names({"pp8", "tg4", "pp8+tg4"}));
+  EXPECT_EQ(run({"-p", "8", "-n", "4", "-d", "0,16"}),
+            Names({"pp8", "tg4", "pp8 @ d16", "tg4 @ d16"}));
+}
+
+TEST(bench, CsvHasAHeaderAndARowPerTest) {
+  const std::string model = testing::Stories260K();
+  TOYLLM_REQUIRE_FILE(model);
+  const RunResult r = RunToyllm({"bench", "-m", model, "-p", "8", "-n", "4", "-t", "1", "-r", "1", "-o", "csv"},
+                                kTimeout);
+  ASSERT_TRUE(testing::Succeeds(r));
+  const std::vector<std::string> lines = Lines(r.out);
+  ASSERT_EQ(lines.size(), 3u) << r.out;
+  EXPECT_EQ(lines[0],
+            "model,type,threads,test,tok_s_median,tok_s_min,tok_s_max,peak_rss_mib,bandwidth_gbs,dram_gbs,bound_pct");
+  for (const std::string& line : lines) EXPECT_EQ(std::count(line.begin(), line.end(), ','), 10) << line;
+  EXPECT_EQ(lines[1].rfind("\"" + model + "\",\"f32\",1,\"pp8\",", 0), 0u) << lines[1];
+  EXPECT_EQ(lines[1].back(), ',') << "prefill has no bound";
+  EXPECT_EQ(lines[2].rfind("\"" + model + "\",\"f32\",1,\"tg4\",", 0), 0u) << lines[2];
+  EXPECT_NE(lines[2].back(), ',') << "decode has its bound";
+}
+
+TEST(bench, BadFlagsFailWithOneLine) {
+  const std::string model = testing::Stories260K();
+  TOYLLM_REQUIRE_FILE(model);
+  for (const std::vector<std::string>& flags :
+       std::vector<std::vector<std::string>>{{"-o", "xml"}, {"-pg", "8"}, {"-pg", "8,4,2"}, {"-pg", "0,4"},
+                                             {"-p", "-1"}, {"-n", "x"}, {"-d", "1,,2"}, {"-p", "0", "-n", "0"},
+                                             {"-t", "0"}, {"-ctk", "q4"}, {"-ctv", "bf16"}}) {
+    std::vector<std::string> args = {"bench", "-m", model, "-r", "1"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const RunResult r = RunToyllm(args, kTimeout);
+    EXPECT_EQ(r.exit_code, 1) << testing::QuotedArgs(flags) << testing::Describe(r);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_EQ(r.err.rfind("toyllm bench: ", 0), 0u) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+// The probe runs over any size a model's token may read, down to less than a page per
+// thread (rounded up to one), and fails cleanly on sizes it cannot allocate.
+TEST(bandwidth, ProbesAnySizeAndFailsCleanly) {
+  for (int threads : {1, 2}) {
+    for (int64_t bytes : {int64_t{1}, int64_t{4096}, int64_t{3} << 20}) {
+      absl::StatusOr<double> gbs = MeasureReadBandwidth(threads, bytes);
+      ASSERT_TRUE(gbs.ok()) << gbs.status();
+      EXPECT_GT(*gbs, 0.0) << threads << " threads, " << bytes << " bytes";
+    }
+  }
+  absl::StatusOr<double> huge = MeasureReadBandwidth(1, int64_t{1} << 60);
+  EXPECT_FALSE(huge.ok());
+  EXPECT_NE(huge.status().message().find("bandwidth"), absl::string_view::npos) << huge.status();
 }
 
 // Per layer: wq and wo [dim, q_dim], wk and wv [kv_dim, dim], w1 w2 w3 [hidden, dim].

@@ -395,7 +395,8 @@ INSTANTIATE_TEST_SUITE_P(
     BadValues, cli_bench_flag,
     ::testing::Values(
         FlagCase{"prompt_empty_list", {"-p", ""}, {"--n-prompt", "''"}, {"whole number"}},
-        FlagCase{"prompt_zero", {"-p", "0"}, {"--n-prompt", "'0'"}, {}},
+        // -p 0 and -n 0 each skip their test (llama-bench's convention); both leave none.
+        FlagCase{"no_tests", {"-p", "0", "-n", "0"}, {"no tests"}, {}},
         FlagCase{"prompt_empty_item", {"-p", "128,,512"}, {"--n-prompt", "''"}, {}},
         FlagCase{"prompt_absurd", {"-p", "100000000"}, {"--n-prompt", "100000000"}, {}},
         FlagCase{"gen_negative", {"-n", "-1"}, {"--n-gen", "'-1'"}, {}},

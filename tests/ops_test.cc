@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/weight_convert.h"
 
 namespace toyllm {
 namespace {
@@ -161,6 +162,50 @@ TEST_P(ops_blas, MatMulTransposedWithAlphaOnlyScales) {
   MatMulTransposed(m, n, k, 1.0f, a.data(), k, b.data(), k, one.data(), n);
   MatMulTransposed(m, n, k, 0.125f, a.data(), k, b.data(), k, eighth.data(), n);
   for (int i = 0; i < m * n; ++i) EXPECT_FLOAT_EQ(eighth[i], one[i] * 0.125f) << i;
+}
+
+// The KV cache's products with keys and values stored as f16 or q8_0: the same as the
+// float32 products of what the type decodes to, on one row (decode, read as stored: q8_0
+// keys also quantize the query, hence its looser bound) and on several (prefill). 130
+// rows of 64 cross the 64-row tiles the one-row MatMul decodes at a time.
+TEST(ops, TypedCacheProductsMatchTheirFloat32Products) {
+  std::mt19937 gen(6);
+  const int k = 64;
+  for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kQ8_0}) {
+    for (int m : {1, 3}) {
+      for (int n : {1, 5, 130}) {
+        SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " m " << m << " n " << n);
+        const std::vector<float> a = StridedMatrix(gen, m, n > k ? n : k, n > k ? n : k);
+        const std::vector<float> b = StridedMatrix(gen, n, k, k);
+        std::string stored;
+        FromFloat32(type, b.data(), int64_t{n} * k, &stored);
+        std::vector<float> decoded(b.size());
+        ToFloat32(type, stored.data(), int64_t{n} * k, decoded.data());
+        const Matrix typed{stored.data(), n, k, type};
+        const int lda = n > k ? n : k;
+
+        std::vector<float> got(m * n, kNaN), want(m * n);
+        MatMulTransposed(m, 0.5f, a.data(), lda, typed, got.data(), n);
+        MatMulTransposed(m, n, k, 0.5f, a.data(), lda, decoded.data(), k, want.data(), n);
+        const double scores_tolerance = type == WeightType::kQ8_0 && m == 1 ? 2e-2 : 1e-5;
+        for (int i = 0; i < m * n; ++i) {
+          double abs_sum = 0;
+          for (int l = 0; l < k; ++l) abs_sum += std::fabs(a[i / n * lda + l] * decoded[i % n * k + l]);
+          ASSERT_NEAR(got[i], want[i], 0.5 * scores_tolerance * abs_sum + 1e-6) << "scores " << i;
+        }
+
+        // out[m, k] = weights[m, n] · values[n, k]
+        std::vector<float> out(m * k, kNaN), out_want(m * k);
+        MatMul(m, a.data(), lda, typed, out.data(), k);
+        MatMul(m, k, n, a.data(), lda, decoded.data(), k, out_want.data(), k);
+        for (int i = 0; i < m * k; ++i) {
+          double abs_sum = 0;
+          for (int l = 0; l < n; ++l) abs_sum += std::fabs(a[i / k * lda + l] * decoded[l * k + i % k]);
+          ASSERT_NEAR(out[i], out_want[i], 1e-5 * abs_sum + 1e-6) << "out " << i;
+        }
+      }
+    }
+  }
 }
 
 // out = w · x / sqrt(mean(x²) + eps).

@@ -16,8 +16,11 @@
 namespace toyllm {
 namespace {
 
-constexpr size_t kBufferBytes = size_t{1} << 30;
-constexpr int kPasses = 10;
+constexpr int kPasses = 5;
+// Bytes one pass reads at least: a pass over a cache-sized buffer sweeps it many times, so
+// that starting the threads is a small part of the time.
+constexpr size_t kPassBytes = size_t{256} << 20;
+constexpr size_t kPageBytes = 4096;
 
 // Two 64-bit lanes: a 16-byte vector load on every x86-64 CPU. Four independent
 // accumulators read one 64-byte cache line per step, so no load waits on another's sum;
@@ -40,16 +43,18 @@ uint64_t SumWords(const Lanes* begin, const Lanes* end) {
 }
 
 // The best pass's GB/s; runs in the child.
-double BestPass(int threads) {
-  const size_t n = kBufferBytes / sizeof(Lanes);
-  void* memory = mmap(nullptr, kBufferBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+double BestPass(int threads, size_t bytes) {
+  const size_t per_thread_bytes = std::max(kPageBytes, (bytes / threads + kPageBytes - 1) / kPageBytes * kPageBytes);
+  const size_t buffer_bytes = per_thread_bytes * threads;
+  const size_t per_thread = per_thread_bytes / sizeof(Lanes);
+  const size_t sweeps = std::max<size_t>(1, kPassBytes / buffer_bytes);
+  void* memory = mmap(nullptr, buffer_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (memory == MAP_FAILED) return 0;
   // Huge pages where the kernel allows them: a 4 KiB page fault per page would take longer
   // than the measurement itself. (The child's exit frees the buffer.)
-  madvise(memory, kBufferBytes, MADV_HUGEPAGE);
+  madvise(memory, buffer_bytes, MADV_HUGEPAGE);
   const Lanes* buffer = static_cast<const Lanes*>(memory);
-  std::memset(memory, 1, kBufferBytes);  // touch every page before timing
-  const size_t per_thread = n / threads / 4 * 4;
+  std::memset(memory, 1, buffer_bytes);  // touch every page before timing
   std::vector<uint64_t> sums(threads);
   double best = 0;
   for (int pass = 0; pass < kPasses; ++pass) {
@@ -58,12 +63,12 @@ double BestPass(int threads) {
     for (int t = 0; t < threads; ++t) {
       workers.emplace_back([&, t] {
         const Lanes* begin = buffer + t * per_thread;
-        sums[t] = SumWords(begin, begin + per_thread);
+        for (size_t sweep = 0; sweep < sweeps; ++sweep) sums[t] += SumWords(begin, begin + per_thread);
       });
     }
     for (std::thread& w : workers) w.join();
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    best = std::max(best, per_thread * threads * sizeof(Lanes) / seconds / 1e9);
+    best = std::max(best, static_cast<double>(sweeps * buffer_bytes) / seconds / 1e9);
   }
   // A sum of ones in every byte is never zero: the check keeps the loads from being dropped.
   for (uint64_t s : sums) {
@@ -74,7 +79,7 @@ double BestPass(int threads) {
 
 }  // namespace
 
-absl::StatusOr<double> MeasureReadBandwidth(int threads) {
+absl::StatusOr<double> MeasureReadBandwidth(int threads, int64_t bytes) {
   int pipe_fds[2];
   if (pipe(pipe_fds) != 0) return absl::InternalError("bandwidth: cannot create a pipe");
   const pid_t child = fork();
@@ -84,7 +89,7 @@ absl::StatusOr<double> MeasureReadBandwidth(int threads) {
     return absl::InternalError("bandwidth: cannot fork");
   }
   if (child == 0) {
-    const double gbs = BestPass(threads);
+    const double gbs = BestPass(threads, static_cast<size_t>(std::max<int64_t>(bytes, 1)));
     const bool sent = write(pipe_fds[1], &gbs, sizeof(gbs)) == sizeof(gbs);
     _exit(sent ? 0 : 1);
   }

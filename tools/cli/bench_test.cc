@@ -24,7 +24,19 @@ std::vector<int> RandomTokens(int n, int vocab_size) {
   return tokens;
 }
 
-// Seconds one run of the test takes on `transformer`, starting at position 0.
+// Forward passes over tokens[begin, end) at their positions, at most kPrefillBatch at once.
+absl::Status Prefill(Transformer& transformer, const std::vector<int>& tokens, int begin, int end) {
+  for (int pos = begin; pos < end; pos += kPrefillBatch) {
+    const int n = std::min(kPrefillBatch, end - pos);
+    if (absl::Status s = transformer.Forward({&tokens[pos], static_cast<size_t>(n)}, pos).status(); !s.ok()) {
+      return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Seconds one run of the test takes on `transformer`, starting at position test.depth
+// (the cache's earlier positions hold what the depth fill left there).
 absl::StatusOr<double> RunOnce(Transformer& transformer, const BenchTest& test,
                                const std::vector<int>& tokens) {
   // A fresh recorder per run, as each generate run has its own.
@@ -34,13 +46,11 @@ absl::StatusOr<double> RunOnce(Transformer& transformer, const BenchTest& test,
   if (test.capture) recorder.emplace(AttentionTaps(layers));
   transformer.set_observer(recorder ? &*recorder : nullptr);
 
+  const int start_pos = test.depth, decode_pos = test.depth + test.prompt;
   const auto start = std::chrono::steady_clock::now();
-  if (test.kind == BenchTest::Kind::kPrefill) {
-    if (absl::Status s = transformer.Forward(tokens, 0).status(); !s.ok()) return s;
-  } else {
-    for (int pos = 0; pos < test.tokens; ++pos) {
-      if (absl::Status s = transformer.Forward({tokens[pos]}, pos).status(); !s.ok()) return s;
-    }
+  if (absl::Status s = Prefill(transformer, tokens, start_pos, decode_pos); !s.ok()) return s;
+  for (int pos = decode_pos; pos < decode_pos + test.gen; ++pos) {
+    if (absl::Status s = transformer.Forward({tokens[pos]}, pos).status(); !s.ok()) return s;
   }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   transformer.set_observer(nullptr);
@@ -50,23 +60,30 @@ absl::StatusOr<double> RunOnce(Transformer& transformer, const BenchTest& test,
 }  // namespace
 
 std::string BenchTest::Name() const {
-  return absl::StrCat(kind == Kind::kPrefill ? "pp" : "tg", tokens, capture ? "+attn" : "");
+  std::string name = prompt > 0 ? absl::StrCat("pp", prompt) : "";
+  if (gen > 0) absl::StrAppend(&name, prompt > 0 ? "+" : "", "tg", gen);
+  if (capture) absl::StrAppend(&name, "+attn");
+  if (depth > 0) absl::StrAppend(&name, " @ d", depth);
+  return name;
 }
 
-absl::StatusOr<Speed> TimeTest(const ModelFile& model, const BenchTest& test, int repetitions) {
-  const int max_batch = test.kind == BenchTest::Kind::kPrefill ? test.tokens : 1;
+absl::StatusOr<Speed> TimeTest(const ModelFile& model, const BenchTest& test, int repetitions,
+                               KvTypes kv_types) {
+  const int length = test.depth + test.prompt + test.gen;
+  const int max_batch = std::max(1, std::min(kPrefillBatch, std::max(test.prompt, test.depth)));
   absl::StatusOr<std::unique_ptr<Transformer>> transformer =
-      Transformer::Create(model.config, model.weights, test.tokens, max_batch);
+      Transformer::Create(model.config, model.weights, length, max_batch, kv_types);
   if (!transformer.ok()) {
     return absl::Status(transformer.status().code(),
                         absl::StrCat(test.Name(), ": ", transformer.status().message()));
   }
-  const std::vector<int> tokens = RandomTokens(test.tokens, model.config.vocab_size);
+  const std::vector<int> tokens = RandomTokens(length, model.config.vocab_size);
+  if (absl::Status s = Prefill(**transformer, tokens, 0, test.depth); !s.ok()) return s;
   std::vector<double> tok_s;
   for (int run = 0; run <= repetitions; ++run) {  // run 0 warms up
     absl::StatusOr<double> seconds = RunOnce(**transformer, test, tokens);
     if (!seconds.ok()) return seconds.status();
-    if (run > 0) tok_s.push_back(test.tokens / std::max(*seconds, 1e-9));
+    if (run > 0) tok_s.push_back((test.prompt + test.gen) / std::max(*seconds, 1e-9));
   }
   std::sort(tok_s.begin(), tok_s.end());
   const size_t n = tok_s.size();

@@ -3,6 +3,8 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "runtime/blas.h"
+#include "runtime/cpu_features.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_setup.h"
 
@@ -20,11 +22,14 @@ int64_t FileBytes(const ModelFile& model) {
 
 absl::Status RunInfo(const std::vector<std::string>& argv) {
   std::string path;
-  Args args("info", "Prints a model file's format, hyper-parameters and size.",
-            {{"-m", "--model", "model file", &path}});
+  MemoryFlags memory;
+  std::vector<Flag> flags = {{"-m", "--model", "model file", &path}};
+  for (Flag& flag : MemoryFlagList(memory)) flags.push_back(flag);
+  Args args("info", "Prints a model file's format, hyper-parameters and size, and the kernels that run it.",
+            flags);
   if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
   if (path.empty()) return absl::InvalidArgumentError("no model given (-m FILE)");
-  absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path);
+  absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path, memory.memory());
   if (!model.ok()) return model.status();
   const ModelConfig& c = (*model)->config;
   const int64_t params = ParameterCount(c);
@@ -46,7 +51,10 @@ absl::Status RunInfo(const std::vector<std::string>& argv) {
       "qk_norm:         %s\n"
       "rope_factors:    %s\n"
       "parameters:      %d (%.2f M)\n"
-      "file_bytes:      %d\n",
+      "file_bytes:      %d\n"
+      "blas:            %s\n"
+      "blas_kernels:    %s\n"
+      "toyllm_kernels:  %s\n",
       path, (*model)->format, c.dim, c.hidden_dim, c.n_layers, c.n_heads, c.n_kv_heads,
       c.n_kv_heads < c.n_heads ? absl::StrFormat(" (grouped-query, %d query heads each)", c.group_size()) : "",
       c.head_dim, c.vocab_size, c.context_length, c.norm_eps, c.rope_theta,
@@ -57,7 +65,8 @@ absl::Status RunInfo(const std::vector<std::string>& argv) {
       c.rope_freq_factors.empty() ? "none"
                                   : absl::StrFormat("%d per-pair divisors, %g .. %g", c.rope_freq_factors.size(),
                                                     c.rope_freq_factors.front(), c.rope_freq_factors.back()),
-      params, params / 1e6, FileBytes(**model));
+      params, params / 1e6, FileBytes(**model), Blas().config, BlasKernels(),
+      CpuLevelName(DetectedCpuLevel()));
   if (!(*model)->metadata.empty()) std::cout << "\nmetadata:\n";
   for (const auto& [key, value] : (*model)->metadata) {
     std::cout << absl::StrFormat("  %-42s %s\n", key, value);

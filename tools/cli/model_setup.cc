@@ -4,9 +4,11 @@
 
 #include <iostream>
 #include <thread>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "models/ggml_type.h"
 #include "tools/cli/default_model.h"
 
 namespace toyllm {
@@ -24,6 +26,34 @@ std::string Directory(const std::string& path) {
 
 }  // namespace
 
+std::vector<Flag> MemoryFlagList(MemoryFlags& f) {
+  return {{"", "--no-mmap", "read the model into memory instead of mapping it: no disk reads "
+                            "once loaded, at the cost of reading all of it first", &f.no_mmap},
+          {"", "--mlock", "lock the model's pages in RAM so that they are never paged out", &f.mlock}};
+}
+
+std::vector<Flag> KvTypeFlags(std::string& keys, std::string& values) {
+  return {{"-ctk", "--cache-type-k", "the KV cache's type for keys: f32 (default), f16 or q8_0", &keys},
+          {"-ctv", "--cache-type-v", "the KV cache's type for values: f32 (default), f16 or q8_0", &values}};
+}
+
+absl::StatusOr<KvTypes> ParseKvTypes(const std::string& keys, const std::string& values) {
+  KvTypes types;
+  for (auto [flag, name, type] : {std::tuple{"--cache-type-k", &keys, &types.keys},
+                                  std::tuple{"--cache-type-v", &values, &types.values}}) {
+    bool known = false;
+    for (GgmlType t : {GgmlType::kF32, GgmlType::kF16, GgmlType::kQ8_0}) {
+      if (*name != GgmlTypeName(t)) continue;
+      *type = static_cast<WeightType>(t);  // ggml's numbering, both
+      known = true;
+    }
+    if (!known) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": '", *name, "' is not f32, f16 or q8_0"));
+    }
+  }
+  return types;
+}
+
 std::vector<Flag> CommonFlags(ModelFlags& f, bool with_context) {
   if (f.model.empty()) f.model = DefaultModelPath();
   std::vector<Flag> flags = {
@@ -33,8 +63,10 @@ std::vector<Flag> CommonFlags(ModelFlags& f, bool with_context) {
       {"-p", "--prompt", "prompt text (default: empty, i.e. BOS alone)", &f.prompt},
       {"-t", "--threads", "threads (default: all cores)", &f.threads},
   };
+  for (Flag& flag : MemoryFlagList(f.memory)) flags.push_back(flag);
   if (with_context) {
     flags.push_back({"-c", "--ctx-size", "context length (default: the model's)", &f.ctx_size});
+    for (Flag& flag : KvTypeFlags(f.cache_type_k, f.cache_type_v)) flags.push_back(flag);
   }
   return flags;
 }
@@ -80,8 +112,10 @@ absl::StatusOr<LoadedModel> LoadForInference(const ModelFlags& flags) {
   if (flags.ctx_size < 0) {
     return absl::InvalidArgumentError(absl::StrCat("--ctx-size: ", flags.ctx_size, " is negative"));
   }
+  absl::StatusOr<KvTypes> kv_types = ParseKvTypes(flags.cache_type_k, flags.cache_type_v);
+  if (!kv_types.ok()) return kv_types.status();
   LoadedModel loaded;
-  absl::StatusOr<std::unique_ptr<ModelFile>> file = LoadModel(flags.model);
+  absl::StatusOr<std::unique_ptr<ModelFile>> file = LoadModel(flags.model, flags.memory.memory());
   if (!file.ok()) return file.status();
   loaded.file = *std::move(file);
   absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadTokenizerFor(flags, *loaded.file);
@@ -93,7 +127,7 @@ absl::StatusOr<LoadedModel> LoadForInference(const ModelFlags& flags) {
   SetThreadCount(flags.threads > 0 ? flags.threads
                                    : static_cast<int>(std::thread::hardware_concurrency()));
   absl::StatusOr<std::unique_ptr<Transformer>> transformer =
-      Transformer::Create(config, loaded.file->weights, context);
+      Transformer::Create(config, loaded.file->weights, context, Transformer::kDefaultMaxBatch, *kv_types);
   if (!transformer.ok()) {
     return absl::Status(transformer.status().code(),
                         absl::StrCat(flags.model, ": ", transformer.status().message()));

@@ -13,16 +13,36 @@
 
 namespace toyllm {
 
+// How the model file is held in memory: --no-mmap and --mlock, as llama.cpp names them.
+struct MemoryFlags {
+  bool no_mmap = false;
+  bool mlock = false;
+
+  FileMemory memory() const { return {!no_mmap, mlock}; }
+};
+
+// --no-mmap and --mlock, for every command that loads a model.
+std::vector<Flag> MemoryFlagList(MemoryFlags& flags);
+
 struct ModelFlags {
   std::string model;
   std::string tokenizer;
   std::string prompt;
   int threads = 0;  // 0: all cores
   int ctx_size = 0;  // 0: the model's context length
+  MemoryFlags memory;
+  std::string cache_type_k = "f32";
+  std::string cache_type_v = "f32";
 };
 
-// -m (defaulting to the project's own model, DefaultModelPath()), --tokenizer, -p, -t and,
-// when with_context, -c.
+// -ctk and -ctv, as llama.cpp names them: the KV cache's types.
+std::vector<Flag> KvTypeFlags(std::string& keys, std::string& values);
+
+// The types -ctk and -ctv name: f32, f16 or q8_0; an error names the flag.
+absl::StatusOr<KvTypes> ParseKvTypes(const std::string& keys, const std::string& values);
+
+// -m (defaulting to the project's own model, DefaultModelPath()), --tokenizer, -p, -t,
+// --no-mmap, --mlock and, when with_context, -c, -ctk and -ctv.
 std::vector<Flag> CommonFlags(ModelFlags& flags, bool with_context);
 
 struct LoadedModel {
