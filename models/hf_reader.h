@@ -1,6 +1,6 @@
 // Hugging Face checkpoints of LlamaForCausalLM: a directory with config.json, the weights
 // in model.safetensors or shards listed by model.safetensors.index.json, and usually the
-// SentencePiece tokenizer.model.
+// SentencePiece tokenizer.model or a byte-level BPE tokenizer.json.
 #ifndef TOYLLM_MODELS_HF_READER_H_
 #define TOYLLM_MODELS_HF_READER_H_
 

@@ -74,7 +74,7 @@ class coref_model : public ::testing::Test {
     ASSERT_TRUE(model.ok()) << model.status();
     model_ = model->release();
     absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer =
-        LoadSentencePieceModel(model_->tokenizer_model, kModel);
+        LoadTokenizer(model_->vocabulary, kModel);
     ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
     tokenizer_ = tokenizer->release();
     sentences_ = new std::vector<HeldOutSentence>(ReadHeldOut());

@@ -225,7 +225,7 @@ TEST_F(safetensors, F32CheckpointComputesWhatTheBinComputes) {
     EXPECT_TRUE(std::equal(x.wk.floats(), x.wk.floats() + 32 * 64, y.wk.floats())) << l;
     EXPECT_TRUE(std::equal(x.w2.floats(), x.w2.floats() + 64 * 172, y.w2.floats())) << l;
   }
-  EXPECT_EQ((*hf)->tokenizer_model, testing::ReadFile(tok_));
+  EXPECT_EQ((*hf)->vocabulary.sentencepiece_model, testing::ReadFile(tok_));
 
   const std::vector<float> expected = testing::AllLogits(*bin_, kTokens);
   ASSERT_EQ(expected.size(), kTokens.size() * 512);
@@ -280,7 +280,7 @@ TEST_F(safetensors, ConvertsToGgufWithoutLoss) {
   const std::string dir = Export("f32", "F32");
   ModelOr hf = LoadModel(dir);
   ASSERT_TRUE(hf.ok()) << hf.status();
-  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadSentencePieceModel((*hf)->tokenizer_model, dir);
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadTokenizer((*hf)->vocabulary, dir);
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
   ExportOptions options;
   options.tokenizer = tokenizer->get();

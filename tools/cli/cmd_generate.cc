@@ -59,9 +59,11 @@ absl::Status RunGenerate(const std::vector<std::string>& argv) {
 
   GenerateOptions options;
   options.n_predict = n_predict;
-  // EOS ends a sequence; the TinyStories checkpoints also use BOS as the story delimiter.
-  for (int id : {model->tokenizer->eos_id(), model->tokenizer->bos_id()}) {
-    if (id >= 0) options.stop_tokens.push_back(id);
+  // The end-of-generation tokens (EOS, EOT, <|im_end|>, ...) end a sequence; the
+  // TinyStories checkpoints also use BOS as the story delimiter.
+  const Tokenizer& tokenizer = *model->tokenizer;
+  for (int id = 0; id < tokenizer.vocab_size(); ++id) {
+    if (tokenizer.IsEndOfGeneration(id) || id == tokenizer.bos_id()) options.stop_tokens.push_back(id);
   }
   if (sampling.temperature > 0) std::cerr << "seed: " << sampling.seed << "\n";
 
@@ -72,8 +74,11 @@ absl::Status RunGenerate(const std::vector<std::string>& argv) {
   TapRecorder recorder(AttentionTaps(all_layers));
   if (!dump_attention.empty()) model->transformer->set_observer(&recorder);
 
+  // The prompt is echoed as typed: decoding its ids could differ (a character outside the
+  // vocabulary decodes to " ⁇ "); only the continuation comes from the ids.
   TextStream stream(*model->tokenizer);
-  Write(stream.Push(*prompt));
+  stream.Push(*prompt);
+  Write(model_flags.prompt);
   Sampler sampler(sampling);
   std::vector<int> ids = *prompt;
   absl::StatusOr<GenerateStats> stats =

@@ -4,6 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/default_model.h"
 #include "tools/cli/model_setup.h"
 
 namespace toyllm {
@@ -20,8 +21,9 @@ int64_t FileBytes(const ModelFile& model) {
 
 absl::Status RunInfo(const std::vector<std::string>& argv) {
   std::string path;
+  path = DefaultModelPath();
   Args args("info", "Prints a model file's format, hyper-parameters and size.",
-            {{"-m", "--model", "model file", &path}});
+            {{"-m", "--model", "model file (default: the project's own, " + path + ")", &path}});
   if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
   if (path.empty()) return absl::InvalidArgumentError("no model given (-m FILE)");
   absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path);
