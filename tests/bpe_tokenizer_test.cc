@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "models/gguf_reader.h"
 #include "tests/test_env.h"
+#include "tests/test_util.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/load_tokenizer.h"
 #include "tokenizer/tokenizer_json.h"
@@ -262,6 +263,35 @@ TEST(BpeVocabulary, UnknownPreTokenizerNamesTheKnownOnes) {
   ASSERT_FALSE(t.ok());
   EXPECT_NE(t.status().message().find("x.gguf: pre-tokenizer 'klingon' is unknown (known: "), std::string::npos);
   EXPECT_NE(t.status().message().find("llama-bpe"), std::string::npos);
+}
+
+// `toyllm tokenize` with each kind of --tokenizer file, as a user runs it.
+TEST(TokenizeCommand, QwenAndLlama3OnTheArticlesSentence) {
+  const std::string qwen = SharedPath("tokenizers", "hf/qwen3/tokenizer.json");
+  const std::string llama3 = SharedPath("tokenizers", "hf/llama3/tokenizer.json");
+  TOYLLM_REQUIRE_FILE(qwen);
+  TOYLLM_REQUIRE_FILE(llama3);
+  const std::string sentence = "这个动物并没有过马路，因为它太累了。它指的是";
+  // llama.cpp's ids for this prompt (zoo/golden/qwen2/Q8_0/p1.json); Qwen adds no BOS.
+  testing::RunResult r = testing::RunToyllm({"tokenize", "--tokenizer", qwen, "-p", sentence, "--ids"});
+  ASSERT_TRUE(testing::Succeeds(r));
+  EXPECT_EQ(r.out, "99487 101239 104065 38182 109637 3837 108884 99222 112428 1773 99652 111198\n");
+  // Llama 3 adds BOS unless --no-bos; -f reads the text exactly, newline and tab included.
+  const std::string file = testing::WriteFile(testing::TempDir() + "/text.txt", "hi\tthere\n");
+  r = testing::RunToyllm({"tokenize", "--tokenizer", llama3, "-f", file});
+  ASSERT_TRUE(testing::Succeeds(r));
+  EXPECT_EQ(r.out, "128000 -> '<|begin_of_text|>'\n6151 -> 'hi'\n197 -> '\\t'\n19041 -> 'there'\n198 -> '\\n'\n");
+  r = testing::RunToyllm({"tokenize", "--tokenizer", llama3, "-f", file, "--no-bos", "--ids"});
+  ASSERT_TRUE(testing::Succeeds(r));
+  EXPECT_EQ(r.out, "6151 197 19041 198\n");
+}
+
+TEST(TokenizeCommand, ReadsAGgufFilesTokenizer) {
+  const std::string gguf = VocabPath("gpt-2");
+  TOYLLM_REQUIRE_FILE(gguf);
+  testing::RunResult r = testing::RunToyllm({"tokenize", "--tokenizer", gguf, "-p", "Hello world"});
+  ASSERT_TRUE(testing::Succeeds(r));
+  EXPECT_EQ(r.out, "15496 -> 'Hello'\n995 -> ' world'\n");
 }
 
 }  // namespace
