@@ -311,6 +311,7 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadHfDirectory(const std::string& di
   } else if (struct stat st; stat((dir + "/tokenizer.json").c_str(), &st) == 0) {
     absl::StatusOr<Vocabulary> vocabulary = ReadTokenizerJson(dir + "/tokenizer.json");
     if (!vocabulary.ok()) return vocabulary.status();
+    PadVocabulary(model->config.vocab_size, *vocabulary);
     model->vocabulary = *std::move(vocabulary);
   }
   return model;

@@ -20,9 +20,11 @@ uint32_t FileType(GgmlType type) {
   return 0;
 }
 
+}  // namespace
+
 // llama.cpp's tokenizer keys: SentencePiece ("llama") with scores, plus the exact
 // ModelProto; byte-level BPE ("gpt2") with merges and the pre-tokenizer's name.
-void AddTokenizer(const Tokenizer& tokenizer, GgufWriter& w) {
+void AddTokenizerKeys(const Tokenizer& tokenizer, GgufWriter& w) {
   const Vocabulary& v = tokenizer.vocabulary();
   std::vector<int32_t> types;
   for (int id = 0; id < tokenizer.vocab_size(); ++id) types.push_back(static_cast<int32_t>(tokenizer.Type(id)));
@@ -48,8 +50,6 @@ void AddTokenizer(const Tokenizer& tokenizer, GgufWriter& w) {
   w.AddBool("tokenizer.ggml.add_eos_token", false);
   if (v.model == "llama") w.AddUint8Array(kSentencePieceModelKey, v.sentencepiece_model);
 }
-
-}  // namespace
 
 GgmlType StoredType(GgmlType wanted, int cols) {
   return wanted == GgmlType::kQ8_0 && cols % 32 != 0 ? GgmlType::kF16 : wanted;
@@ -81,7 +81,7 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
     w.AddUint32("llama.attention.key_length", c.head_dim);
     w.AddUint32("llama.attention.value_length", c.head_dim);
   }
-  if (options.tokenizer != nullptr) AddTokenizer(*options.tokenizer, w);
+  if (options.tokenizer != nullptr) AddTokenizerKeys(*options.tokenizer, w);
 
   const auto add_vector = [&w, &options](const std::string& name, const float* data, int n) {
     w.AddTensor(name, {n}, GgmlType::kF32, [&options, name, data, n](std::string* out) {

@@ -12,6 +12,8 @@
 #include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "models/gguf_reader.h"
+#include "models/gguf_writer.h"
+#include "models/llama_gguf_export.h"
 #include "tests/test_env.h"
 #include "tests/test_util.h"
 #include "tokenizer/bpe_tokenizer.h"
@@ -124,6 +126,29 @@ TEST(TokenizerJson, Qwen3MatchesLlamaCppIds) {
   EXPECT_TRUE(t->IsEndOfGeneration(151645));  // <|im_end|>
   EXPECT_TRUE(t->IsEndOfGeneration(151643));  // <|endoftext|>
   EXPECT_FALSE(t->IsEndOfGeneration(151644));
+}
+
+// What `toyllm convert` writes of a tokenizer.json (llama.cpp's gpt2 keys) reads back as
+// the same tokenizer: the named pre-tokenizer, the specials, and every test text's ids.
+TEST(TokenizerJson, SurvivesGgufExport) {
+  for (auto [json, cases] : {std::pair{"hf/qwen3/tokenizer.json", "qwen2"}, std::pair{"hf/llama3/tokenizer.json", "llama-bpe"}}) {
+    const std::string path = SharedPath("tokenizers", json);
+    TOYLLM_REQUIRE_FILE(path);
+    std::unique_ptr<Tokenizer> original = FromFile(path);
+    ASSERT_NE(original, nullptr);
+    GgufWriter w;
+    AddTokenizerKeys(*original, w);
+    const std::string gguf = testing::TempDir() + "/vocab.gguf";
+    ASSERT_TRUE(w.Write(gguf).ok());
+    std::unique_ptr<Tokenizer> t = FromGguf(gguf);
+    ASSERT_NE(t, nullptr);
+    EXPECT_EQ(t->vocabulary().pre, cases);
+    EXPECT_EQ(t->vocabulary().merges, original->vocabulary().merges);
+    EXPECT_EQ(t->add_bos(), original->add_bos());
+    EXPECT_EQ(t->eos_id(), original->eos_id());
+    for (int id = 0; id < t->vocab_size(); ++id) ASSERT_EQ(t->Type(id), original->Type(id)) << id;
+    ExpectCases(*t, ReadCases(cases), cases);
+  }
 }
 
 // The zoo's GGUF models carry real tokenizers; llama.cpp's ids for their prompts are golden.

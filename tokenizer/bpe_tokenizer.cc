@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <queue>
 #include <string_view>
 #include <unordered_map>
 
@@ -21,9 +20,57 @@ constexpr const char* kEndOfTurnTexts[] = {
     "<|eot_id|>", "<|im_end|>", "<|end|>", "<end_of_turn>", "<|endoftext|>", "<|eom_id|>",
     "<EOT>", "_<EOT>", "<|end_of_text|>", "<｜end▁of▁sentence｜>", "<end_of_utterance>"};
 
-uint64_t PairKey(int left, int right) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
-}
+struct Merge {
+  int rank;
+  int result;  // the id of the merged piece
+};
+
+// The merges by (left id, right id): an open-addressing table, probed linearly. Encoding
+// looks a pair up for every neighbour of every merge, so this is its hottest loop; a
+// node-based std::unordered_map costs a cache miss per lookup more.
+class MergeTable {
+ public:
+  void Reserve(size_t n) {
+    size_t size = 16;
+    while (size < 2 * n) size *= 2;
+    slots_.assign(size, Slot{kEmpty, {}});
+    mask_ = size - 1;
+  }
+
+  // Keeps the first merge of a pair (the lowest rank), as llama.cpp's map does.
+  void Insert(int left, int right, Merge merge) {
+    const uint64_t key = Key(left, right);
+    for (size_t i = Hash(key);; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return;
+      if (slots_[i].key == kEmpty) {
+        slots_[i] = {key, merge};
+        return;
+      }
+    }
+  }
+
+  const Merge* Find(int left, int right) const {
+    const uint64_t key = Key(left, right);
+    for (size_t i = Hash(key);; i = (i + 1) & mask_) {
+      if (slots_[i].key == key) return &slots_[i].merge;
+      if (slots_[i].key == kEmpty) return nullptr;
+    }
+  }
+
+ private:
+  static constexpr uint64_t kEmpty = ~uint64_t{0};  // ids are never negative here
+  struct Slot {
+    uint64_t key;
+    Merge merge;
+  };
+  static uint64_t Key(int left, int right) {
+    return (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+  }
+  size_t Hash(uint64_t key) const { return static_cast<size_t>((key * 0x9E3779B97F4A7C15ull) >> 32) & mask_; }
+
+  std::vector<Slot> slots_;
+  size_t mask_ = 0;
+};
 
 class BpeTokenizer : public Tokenizer {
  public:
@@ -55,7 +102,7 @@ class BpeTokenizer : public Tokenizer {
       auto it = ids_.find(ByteToAlphabet(static_cast<uint8_t>(b)));
       byte_ids_[b] = it == ids_.end() ? -1 : it->second;
     }
-    merges_.reserve(v_.merges.size());
+    merges_.Reserve(v_.merges.size());
     for (size_t rank = 0; rank < v_.merges.size(); ++rank) {
       const std::string& merge = v_.merges[rank];
       const size_t space = merge.find(' ', 1);
@@ -75,7 +122,7 @@ class BpeTokenizer : public Tokenizer {
         }
         parts[k] = it->second;
       }
-      merges_.emplace(PairKey(parts[0], parts[1]), Merge{static_cast<int>(rank), parts[2]});  // first rank wins
+      merges_.Insert(parts[0], parts[1], Merge{static_cast<int>(rank), parts[2]});
     }
 
     std::vector<std::string> regexes = v_.pre_regexes;
@@ -121,18 +168,18 @@ class BpeTokenizer : public Tokenizer {
   std::vector<int> Encode(std::string_view text, bool add_bos) const override {
     std::vector<int> ids;
     if (add_bos && v_.bos_id >= 0) ids.push_back(v_.bos_id);
-    Cache cache;
+    Scratch scratch;
     size_t plain = 0;  // start of the text not yet encoded
     for (size_t i = 0; i < text.size(); ++i) {
       if (!special_first_[static_cast<unsigned char>(text[i])]) continue;
       const int special = SpecialAt(text, i);
       if (special < 0) continue;
-      EncodePlain(text.substr(plain, i - plain), cache, ids);
+      EncodePlain(text.substr(plain, i - plain), scratch, ids);
       ids.push_back(special);
       i += v_.tokens[special].size() - 1;
       plain = i + 1;
     }
-    EncodePlain(text.substr(plain), cache, ids);
+    EncodePlain(text.substr(plain), scratch, ids);
     return ids;
   }
 
@@ -163,12 +210,23 @@ class BpeTokenizer : public Tokenizer {
   int unk_id() const override { return v_.unk_id; }
 
  private:
-  struct Merge {
-    int rank;
-    int result;
+  // One piece of a word being merged, in a linked list over the word's bytes.
+  struct Node {
+    int id, prev, next;
   };
-  // Words repeat: a long text merges each distinct word once.
-  using Cache = std::unordered_map<std::string, std::vector<int>>;
+  // A queued merge of the piece at `left` with its right neighbour.
+  struct Pair {
+    int rank, left, left_id, right_id, result;
+    // The heap's top is the lowest rank, then the leftmost pair.
+    bool operator<(const Pair& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
+  };
+  // What one Encode call reuses from word to word. Words repeat: a long text merges each
+  // distinct word once.
+  struct Scratch {
+    std::unordered_map<std::string, std::vector<int>> cache;
+    std::vector<Node> nodes;
+    std::vector<Pair> heap;
+  };
 
   // The special token that starts at text[i], the longest when several do, or -1.
   int SpecialAt(std::string_view text, size_t i) const {
@@ -179,7 +237,7 @@ class BpeTokenizer : public Tokenizer {
     return -1;
   }
 
-  void EncodePlain(std::string_view text, Cache& cache, std::vector<int>& ids) const {
+  void EncodePlain(std::string_view text, Scratch& scratch, std::vector<int>& ids) const {
     if (text.empty()) return;
     std::string owned;
     if (!v_.normalizer.empty()) {
@@ -193,8 +251,8 @@ class BpeTokenizer : public Tokenizer {
       text = owned;
     }
     for (std::string_view word : pre_->Split(text)) {
-      auto [it, fresh] = cache.try_emplace(std::string(word));
-      if (fresh) MergeWord(word, it->second);
+      auto [it, fresh] = scratch.cache.try_emplace(std::string(word));
+      if (fresh) MergeWord(word, scratch, it->second);
       ids.insert(ids.end(), it->second.begin(), it->second.end());
     }
   }
@@ -203,7 +261,7 @@ class BpeTokenizer : public Tokenizer {
   // adjacent pairs that have a merge, lowest rank (then leftmost) first. A queued pair is
   // stale once either piece has changed or gone, which its recorded ids tell: a piece only
   // grows, and a piece merged into its left neighbour gets id -1.
-  void MergeWord(std::string_view word, std::vector<int>& out) const {
+  void MergeWord(std::string_view word, Scratch& scratch, std::vector<int>& out) const {
     if (v_.ignore_merges) {
       std::string text;
       AppendAlphabetText(word, &text);
@@ -213,33 +271,31 @@ class BpeTokenizer : public Tokenizer {
         return;
       }
     }
-    struct Node {
-      int id, prev, next;
-    };
-    struct Pair {
-      int rank, left, left_id, right_id;
-      bool operator<(const Pair& o) const { return rank != o.rank ? rank > o.rank : left > o.left; }
-    };
     const int n = static_cast<int>(word.size());
-    std::vector<Node> pieces(n);
+    std::vector<Node>& pieces = scratch.nodes;
+    pieces.resize(n);
     for (int i = 0; i < n; ++i) pieces[i] = {byte_ids_[static_cast<unsigned char>(word[i])], i - 1, i + 1 < n ? i + 1 : -1};
-    std::priority_queue<Pair> queue;
+    std::vector<Pair>& heap = scratch.heap;
+    heap.clear();
     const auto consider = [&](int left) {
       if (left < 0 || pieces[left].next < 0) return;
       const int l = pieces[left].id, r = pieces[pieces[left].next].id;
       if (l < 0 || r < 0) return;
-      auto it = merges_.find(PairKey(l, r));
-      if (it != merges_.end()) queue.push({it->second.rank, left, l, r});
+      if (const Merge* m = merges_.Find(l, r)) {
+        heap.push_back({m->rank, left, l, r, m->result});
+        std::push_heap(heap.begin(), heap.end());
+      }
     };
     for (int i = 0; i + 1 < n; ++i) consider(i);
-    while (!queue.empty()) {
-      const Pair p = queue.top();
-      queue.pop();
+    while (!heap.empty()) {
+      std::pop_heap(heap.begin(), heap.end());
+      const Pair p = heap.back();
+      heap.pop_back();
       Node& left = pieces[p.left];
       if (left.id != p.left_id || left.next < 0 || pieces[left.next].id != p.right_id) continue;
       const Node right = pieces[left.next];
       pieces[left.next].id = -1;  // gone: pairs queued with it on the left are stale
-      left.id = merges_.at(PairKey(p.left_id, p.right_id)).result;
+      left.id = p.result;
       left.next = right.next;
       if (right.next >= 0) pieces[right.next].prev = p.left;
       consider(left.prev);
@@ -282,7 +338,7 @@ class BpeTokenizer : public Tokenizer {
   Vocabulary v_;
   std::unordered_map<std::string, int> ids_;
   std::array<int, 256> byte_ids_;
-  std::unordered_map<uint64_t, Merge> merges_;
+  MergeTable merges_;
   std::unique_ptr<PreTokenizer> pre_;
   std::vector<int> specials_;
   std::array<bool, 256> special_first_{};

@@ -218,6 +218,15 @@ class Reader {
 
 }  // namespace
 
+void PadVocabulary(int n, Vocabulary& v) {
+  if (static_cast<int>(v.tokens.size()) >= n) return;
+  v.types.resize(v.tokens.size(), static_cast<int32_t>(TokenType::kNormal));
+  for (int id = static_cast<int>(v.tokens.size()); id < n; ++id) {
+    v.tokens.push_back(absl::StrCat("[PAD", id, "]"));
+    v.types.push_back(static_cast<int32_t>(TokenType::kUnused));
+  }
+}
+
 absl::StatusOr<Vocabulary> ParseTokenizerJson(const std::string& text, const std::string& config_text,
                                               const std::string& source) {
   const json root = json::parse(text, nullptr, /*allow_exceptions=*/false);

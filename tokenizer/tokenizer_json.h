@@ -20,6 +20,10 @@ absl::StatusOr<Vocabulary> ReadTokenizerJson(const std::string& path);
 absl::StatusOr<Vocabulary> ParseTokenizerJson(const std::string& json, const std::string& config,
                                               const std::string& source);
 
+// Appends unused "[PAD<id>]" entries up to n tokens, as llama.cpp's converter fills a
+// model's embedding rows beyond its tokenizer (Qwen: 151,669 tokens, 151,936 rows).
+void PadVocabulary(int n, Vocabulary& v);
+
 }  // namespace toyllm
 
 #endif  // TOYLLM_TOKENIZER_TOKENIZER_JSON_H_

@@ -81,7 +81,10 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const ModelFlags& fl
   absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer =
       embedded ? LoadTokenizer(model.vocabulary, *path) : LoadAnyTokenizer(*path);
   if (!tokenizer.ok()) return tokenizer.status();
-  if ((*tokenizer)->vocab_size() != model.config.vocab_size) {
+  // A byte-level vocabulary may be shorter than the embedding: Qwen pads its 151,669
+  // tokens to 151,936 rows, and tokenizer.json leaves the padding out.
+  const bool padded = (*tokenizer)->vocabulary().model == "gpt2" && (*tokenizer)->vocab_size() < model.config.vocab_size;
+  if ((*tokenizer)->vocab_size() != model.config.vocab_size && !padded) {
     return absl::InvalidArgumentError(absl::StrCat(
         *path, ": the tokenizer has ", (*tokenizer)->vocab_size(), " tokens but the model ",
         flags.model, " has a vocabulary of ", model.config.vocab_size));
