@@ -3,6 +3,7 @@
 // and against Hugging Face tokenizer.json files whose ids llama.cpp's suite also holds;
 // plus round trips, streaming decode and the errors a broken vocabulary gets.
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -277,6 +278,45 @@ TEST(TokenizerJson, BadFilesGetOneLineErrors) {
     EXPECT_NE(s.message().find(message), std::string::npos) << s.message();
     EXPECT_EQ(std::string(s.message()).find('\n'), std::string::npos);
   }
+}
+
+// GGUF files whose gpt2 keys do not fit together.
+TEST(BpeVocabulary, BadGgufKeysGetOneLineErrors) {
+  const std::string path = testing::TempDir() + "/bad.gguf";
+  const auto error = [&path](const std::function<void(GgufWriter&)>& add) {
+    GgufWriter w;
+    w.AddString("tokenizer.ggml.model", "gpt2");
+    add(w);
+    EXPECT_TRUE(w.Write(path).ok());
+    absl::StatusOr<Vocabulary> v = ReadGgufVocabulary(path);
+    if (!v.ok()) return std::string(v.status().message());
+    absl::StatusOr<std::unique_ptr<Tokenizer>> t = LoadTokenizer(*v, path);
+    return t.ok() ? std::string("loaded") : std::string(t.status().message());
+  };
+  EXPECT_EQ(error([](GgufWriter& w) {
+              w.AddStringArray("tokenizer.ggml.tokens", {"a", "b", "ab"});
+              w.AddInt32Array("tokenizer.ggml.token_type", {1, 1});
+              w.AddStringArray("tokenizer.ggml.merges", {"a b"});
+            }),
+            path + ": tokenizer.ggml.token_type has 2 entries for 3 tokens");
+  EXPECT_NE(error([](GgufWriter& w) {
+              w.AddStringArray("tokenizer.ggml.tokens", {"a", "b", "ab"});
+              w.AddInt32Array("tokenizer.ggml.merges", {1, 2});
+            }).find("tokenizer.ggml.merges"),
+            std::string::npos);
+  EXPECT_NE(error([](GgufWriter& w) { w.AddInt32Array("tokenizer.ggml.tokens", {1, 2}); }).find("tokenizer.ggml.tokens"),
+            std::string::npos);
+  EXPECT_EQ(error([](GgufWriter& w) {
+              w.AddStringArray("tokenizer.ggml.tokens", {"a", "b", "ab"});
+              w.AddStringArray("tokenizer.ggml.merges", {"a b"});
+              w.AddUint32("tokenizer.ggml.eos_token_id", 7);
+            }),
+            path + ": tokenizer.ggml.eos_token_id = 7 is outside the 3 tokens");
+  EXPECT_EQ(error([](GgufWriter& w) {
+              w.AddStringArray("tokenizer.ggml.tokens", {"a", "b", "ab"});
+              w.AddStringArray("tokenizer.ggml.merges", {"a b"});
+            }),
+            "loaded");
 }
 
 TEST(BpeVocabulary, UnknownPreTokenizerNamesTheKnownOnes) {

@@ -480,13 +480,13 @@ TEST(cli_usage_error, NoSubcommandPrintsUsageToStderr) {
   EXPECT_TRUE(Contains(r.err, "usage")) << r.err;
 }
 
-// generate, attention, explain, lens and logits run the default model without -m (see
-// coref_model_test); an empty -m is still no model.
+// generate, attention, explain, lens, logits, info and tokenize run the default model
+// without -m (see coref_model_test); an empty -m is still no model.
 TEST(cli_usage_error, RequiredInputsMissing) {
   EXPECT_TRUE(FailsCleanly(RunToyllm({"generate", "-m", ""}), {"-m"}, {"model"}));
-  EXPECT_TRUE(FailsCleanly(RunToyllm({"info"}), {"-m"}, {"model"}));
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"info", "-m", ""}), {"-m"}, {"model"}));
   EXPECT_TRUE(FailsCleanly(RunToyllm({"logits", "-m", "", "-o", TempDir() + "/x.npy"}), {"-m"}, {"model"}));
-  EXPECT_TRUE(FailsCleanly(RunToyllm({"tokenize", "-p", "hi"}), {}, {"tokenizer"}));
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"tokenize", "-m", "", "-p", "hi"}), {}, {"tokenizer"}));
   EXPECT_TRUE(FailsCleanly(RunToyllm({"tokenize", "--ids=yes"}), {"--ids"}, {"value"}));
 }
 

@@ -932,8 +932,11 @@ TEST_F(gguf, CorruptedFilesFailCleanlyWithoutAllocating) {
   b.Set("tokenizer.ggml.unknown_token_id", Raw<uint32_t>(kI32) + Raw<int32_t>(-7));
   EXPECT_LOAD_ERROR("unk_negative.gguf", b.Build(), "tokenizer.ggml.unknown_token_id = -7 is outside");
   b = valid;
-  b.Set("tokenizer.ggml.model", ValueString("gpt2"));
-  EXPECT_LOAD_ERROR("tokenizer_gpt2.gguf", b.Build(), "tokenizer.ggml.model 'gpt2' is not supported");
+  b.Set("tokenizer.ggml.model", ValueString("bert"));
+  EXPECT_LOAD_ERROR("tokenizer_bert.gguf", b.Build(), "tokenizer.ggml.model 'bert' is not supported");
+  b = valid;
+  b.Set("tokenizer.ggml.model", ValueString("gpt2"));  // byte-level BPE needs its merges
+  EXPECT_LOAD_ERROR("tokenizer_gpt2.gguf", b.Build(), "metadata key 'tokenizer.ggml.merges' is missing");
   b = valid;
   b.Set("tokenizer.ggml.scores", ValueI32s({1, 2, 3}));
   EXPECT_LOAD_ERROR("scores_int.gguf", b.Build(), "metadata key 'tokenizer.ggml.scores' is not an array of float32");

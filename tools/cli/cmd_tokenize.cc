@@ -43,6 +43,8 @@ absl::Status RunTokenize(const std::vector<std::string>& argv) {
     absl::StatusOr<std::unique_ptr<Tokenizer>> t = LoadAnyTokenizer(model_flags.tokenizer);
     if (!t.ok()) return t.status();
     tokenizer = *std::move(t);
+  } else if (model_flags.model.empty()) {
+    return absl::InvalidArgumentError("no tokenizer given (--tokenizer FILE or -m MODEL)");
   } else {
     absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(model_flags.model);
     if (!model.ok()) return model.status();
