@@ -274,6 +274,11 @@ TEST(TokenizerJson, BadFilesGetOneLineErrors) {
                 R"("behavior": "Isolated", "pattern": {"Regex": "(a"}}, {"type": "ByteLevel"}]}})",
             "the pre-tokenizer regex '(a' is rejected"},
            {"{" + ok_model + R"(, "pre_tokenizer": {"type": "Metaspace"}})", "pre_tokenizer 'Metaspace' is not supported"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 9999999}, "merges": []}, )" + byte_level + "}",
+            "the ids run to 9999999 but there are only 2 tokens"},
+           {R"({"model": {"type": "BPE", "vocab": {"a": 0}, "merges": []}, "normalizer": {"type": "Lowercase"}, )" +
+                byte_level + "}",
+            "normalizer 'Lowercase' is not supported"},
        }) {
     const absl::Status s = JsonError(json);
     EXPECT_FALSE(s.ok()) << json;

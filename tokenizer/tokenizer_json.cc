@@ -152,6 +152,10 @@ class Reader {
     }
     if (entries.empty()) return Error("the vocabulary is empty");
     const int64_t n = entries.rbegin()->first + 1;
+    // A few skipped ids are padding; many are a broken file, not a vocabulary to allocate.
+    if (n > static_cast<int64_t>(entries.size()) + 4096) {
+      return Error(absl::StrCat("the ids run to ", n - 1, " but there are only ", entries.size(), " tokens"));
+    }
     v.tokens.resize(n);
     v.types.assign(n, static_cast<int32_t>(TokenType::kNormal));
     for (int64_t id = 0; id < n; ++id) {
