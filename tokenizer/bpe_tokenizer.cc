@@ -77,91 +77,14 @@ class BpeTokenizer : public Tokenizer {
   explicit BpeTokenizer(Vocabulary v) : v_(std::move(v)) {}
 
   absl::Status Init() {
-    const int n = static_cast<int>(v_.tokens.size());
-    if (n == 0) return absl::InvalidArgumentError("the vocabulary is empty");
-    if (!v_.types.empty() && static_cast<int>(v_.types.size()) != n) {
-      return absl::InvalidArgumentError(absl::StrCat("there are ", n, " tokens but ", v_.types.size(), " token types"));
-    }
-    if (!v_.scores.empty() && static_cast<int>(v_.scores.size()) != n) {
-      return absl::InvalidArgumentError(absl::StrCat("there are ", n, " tokens but ", v_.scores.size(), " scores"));
-    }
-    for (int32_t t : v_.types) {
-      if (t < 1 || t > 6) return absl::InvalidArgumentError(absl::StrCat("token type ", t, " is not 1..6"));
-    }
-    for (auto [name, id] : {std::pair{"bos", v_.bos_id}, std::pair{"eos", v_.eos_id}, std::pair{"eot", v_.eot_id},
-                            std::pair{"unknown", v_.unk_id}, std::pair{"padding", v_.pad_id}}) {
-      if (id < -1 || id >= n) {
-        return absl::InvalidArgumentError(absl::StrCat("the ", name, " id ", id, " is outside the ", n, " tokens"));
-      }
-    }
-    if (v_.add_bos && v_.bos_id < 0) return absl::InvalidArgumentError("add_bos_token is set but there is no BOS token");
-
+    if (absl::Status s = CheckArrays(); !s.ok()) return s;
+    const int n = vocab_size();
     ids_.reserve(n);
     for (int id = 0; id < n; ++id) ids_[v_.tokens[id]] = id;  // a repeated text: the last id, as llama.cpp
-    for (int b = 0; b < 256; ++b) {
-      auto it = ids_.find(ByteToAlphabet(static_cast<uint8_t>(b)));
-      byte_ids_[b] = it == ids_.end() ? -1 : it->second;
-    }
-    merges_.Reserve(v_.merges.size());
-    for (size_t rank = 0; rank < v_.merges.size(); ++rank) {
-      const std::string& merge = v_.merges[rank];
-      const size_t space = merge.find(' ', 1);
-      if (space == std::string::npos) {
-        return absl::InvalidArgumentError(absl::StrCat("merge ", rank, " '", merge, "' is not two pieces"));
-      }
-      const std::string left = merge.substr(0, space), right = merge.substr(space + 1);
-      int parts[3];
-      const std::string* texts[3] = {&left, &right, nullptr};
-      const std::string joined = left + right;
-      texts[2] = &joined;
-      for (int k = 0; k < 3; ++k) {
-        auto it = ids_.find(*texts[k]);
-        if (it == ids_.end()) {
-          return absl::InvalidArgumentError(absl::StrCat("merge ", rank, " '", merge, "' makes or uses '", *texts[k],
-                                                         "', which is not in the vocabulary"));
-        }
-        parts[k] = it->second;
-      }
-      merges_.Insert(parts[0], parts[1], Merge{static_cast<int>(rank), parts[2]});
-    }
-
-    std::vector<std::string> regexes = v_.pre_regexes;
-    if (regexes.empty()) {
-      const std::string name = v_.pre.empty() ? "default" : v_.pre;
-      const std::vector<std::string>* named = PreTokenizerRegexes(name);
-      if (named == nullptr) {
-        return absl::UnimplementedError(absl::StrCat("pre-tokenizer '", name, "' is unknown (known: ",
-                                                     KnownPreTokenizers(), ")"));
-      }
-      regexes = *named;
-    }
-    absl::StatusOr<std::unique_ptr<PreTokenizer>> pre = PreTokenizer::Create(regexes);
-    if (!pre.ok()) return pre.status();
-    pre_ = *std::move(pre);
-    if (!v_.normalizer.empty() && !IsNormalizationForm(v_.normalizer)) {
-      return absl::UnimplementedError(absl::StrCat("normalizer '", v_.normalizer, "' is not supported"));
-    }
-
-    // Tokens that are not ordinary text are matched literally, longest first.
-    for (int id = 0; id < n; ++id) {
-      const TokenType t = Type(id);
-      if ((t == TokenType::kControl || t == TokenType::kUserDefined || t == TokenType::kUnknown) &&
-          !v_.tokens[id].empty()) {
-        specials_.push_back(id);
-      }
-    }
-    std::stable_sort(specials_.begin(), specials_.end(),
-                     [this](int a, int b) { return v_.tokens[a].size() > v_.tokens[b].size(); });
-    for (int id : specials_) special_first_[static_cast<unsigned char>(v_.tokens[id][0])] = true;
-
-    end_of_generation_.assign(n, false);
-    for (int id : {v_.eos_id, v_.eot_id}) {
-      if (id >= 0) end_of_generation_[id] = true;
-    }
-    for (const char* text : kEndOfTurnTexts) {
-      auto it = ids_.find(text);
-      if (it != ids_.end() && Type(it->second) == TokenType::kControl) end_of_generation_[it->second] = true;
-    }
+    for (int b = 0; b < 256; ++b) byte_ids_[b] = IdOf(ByteToAlphabet(static_cast<uint8_t>(b)));
+    if (absl::Status s = IndexMerges(); !s.ok()) return s;
+    if (absl::Status s = MakePreTokenizer(); !s.ok()) return s;
+    FindSpecials();
     return absl::OkStatus();
   }
 
@@ -210,6 +133,102 @@ class BpeTokenizer : public Tokenizer {
   int unk_id() const override { return v_.unk_id; }
 
  private:
+  int IdOf(const std::string& text) const {
+    auto it = ids_.find(text);
+    return it == ids_.end() ? -1 : it->second;
+  }
+
+  absl::Status CheckArrays() const {
+    const int n = vocab_size();
+    if (n == 0) return absl::InvalidArgumentError("the vocabulary is empty");
+    if (!v_.types.empty() && static_cast<int>(v_.types.size()) != n) {
+      return absl::InvalidArgumentError(absl::StrCat("there are ", n, " tokens but ", v_.types.size(), " token types"));
+    }
+    if (!v_.scores.empty() && static_cast<int>(v_.scores.size()) != n) {
+      return absl::InvalidArgumentError(absl::StrCat("there are ", n, " tokens but ", v_.scores.size(), " scores"));
+    }
+    for (int32_t t : v_.types) {
+      if (t < 1 || t > 6) return absl::InvalidArgumentError(absl::StrCat("token type ", t, " is not 1..6"));
+    }
+    for (auto [name, id] : {std::pair{"bos", v_.bos_id}, std::pair{"eos", v_.eos_id}, std::pair{"eot", v_.eot_id},
+                            std::pair{"unknown", v_.unk_id}, std::pair{"padding", v_.pad_id}}) {
+      if (id < -1 || id >= n) {
+        return absl::InvalidArgumentError(absl::StrCat("the ", name, " id ", id, " is outside the ", n, " tokens"));
+      }
+    }
+    if (v_.add_bos && v_.bos_id < 0) return absl::InvalidArgumentError("add_bos_token is set but there is no BOS token");
+    return absl::OkStatus();
+  }
+
+  // Each merge "left right" as the ids of left, right and what they make, all of which the
+  // vocabulary must hold.
+  absl::Status IndexMerges() {
+    merges_.Reserve(v_.merges.size());
+    for (size_t rank = 0; rank < v_.merges.size(); ++rank) {
+      const std::string& merge = v_.merges[rank];
+      const size_t space = merge.find(' ', 1);
+      if (space == std::string::npos) {
+        return absl::InvalidArgumentError(absl::StrCat("merge ", rank, " '", merge, "' is not two pieces"));
+      }
+      const std::string left = merge.substr(0, space), right = merge.substr(space + 1);
+      int ids[3];
+      const std::string pieces[3] = {left, right, left + right};
+      for (int k = 0; k < 3; ++k) {
+        ids[k] = IdOf(pieces[k]);
+        if (ids[k] < 0) {
+          return absl::InvalidArgumentError(absl::StrCat("merge ", rank, " '", merge, "' makes or uses '", pieces[k],
+                                                         "', which is not in the vocabulary"));
+        }
+      }
+      merges_.Insert(ids[0], ids[1], Merge{static_cast<int>(rank), ids[2]});
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status MakePreTokenizer() {
+    std::vector<std::string> regexes = v_.pre_regexes;
+    if (regexes.empty()) {
+      const std::string name = v_.pre.empty() ? "default" : v_.pre;
+      const std::vector<std::string>* named = PreTokenizerRegexes(name);
+      if (named == nullptr) {
+        return absl::UnimplementedError(absl::StrCat("pre-tokenizer '", name, "' is unknown (known: ",
+                                                     KnownPreTokenizers(), ")"));
+      }
+      regexes = *named;
+    }
+    absl::StatusOr<std::unique_ptr<PreTokenizer>> pre = PreTokenizer::Create(regexes);
+    if (!pre.ok()) return pre.status();
+    pre_ = *std::move(pre);
+    if (!v_.normalizer.empty() && !IsNormalizationForm(v_.normalizer)) {
+      return absl::UnimplementedError(absl::StrCat("normalizer '", v_.normalizer, "' is not supported"));
+    }
+    return absl::OkStatus();
+  }
+
+  // The tokens matched literally in the text (longest first), and those ending generation.
+  void FindSpecials() {
+    const int n = vocab_size();
+    for (int id = 0; id < n; ++id) {
+      const TokenType t = Type(id);
+      if ((t == TokenType::kControl || t == TokenType::kUserDefined || t == TokenType::kUnknown) &&
+          !v_.tokens[id].empty()) {
+        specials_.push_back(id);
+      }
+    }
+    std::stable_sort(specials_.begin(), specials_.end(),
+                     [this](int a, int b) { return v_.tokens[a].size() > v_.tokens[b].size(); });
+    for (int id : specials_) special_first_[static_cast<unsigned char>(v_.tokens[id][0])] = true;
+
+    end_of_generation_.assign(n, false);
+    for (int id : {v_.eos_id, v_.eot_id}) {
+      if (id >= 0) end_of_generation_[id] = true;
+    }
+    for (const char* text : kEndOfTurnTexts) {
+      const int id = IdOf(text);
+      if (id >= 0 && Type(id) == TokenType::kControl) end_of_generation_[id] = true;
+    }
+  }
+
   // One piece of a word being merged, in a linked list over the word's bytes.
   struct Node {
     int id, prev, next;
