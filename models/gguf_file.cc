@@ -309,6 +309,13 @@ absl::StatusOr<int64_t> GgufFile::GetInt(const std::string& key) const {
   return out;
 }
 
+absl::StatusOr<bool> GgufFile::GetBool(const std::string& key) const {
+  absl::StatusOr<Value> v = Find(key);
+  if (!v.ok()) return v.status();
+  if (v->type != GgufValueType::kBool) return WrongType(key, "a bool");
+  return Load<uint8_t>(v->data) != 0;
+}
+
 absl::StatusOr<double> GgufFile::GetFloat(const std::string& key) const {
   absl::StatusOr<Value> v = Find(key);
   if (!v.ok()) return v.status();

@@ -45,6 +45,7 @@ class GgufFile {
   std::vector<std::string> Keys() const;
   // Every integer type converts when the value fits; errors name the file and the key.
   absl::StatusOr<int64_t> GetInt(const std::string& key) const;
+  absl::StatusOr<bool> GetBool(const std::string& key) const;
   absl::StatusOr<double> GetFloat(const std::string& key) const;  // float32 or float64
   absl::StatusOr<std::string> GetString(const std::string& key) const;
   absl::StatusOr<std::vector<std::string>> GetStringArray(const std::string& key) const;

@@ -162,22 +162,29 @@ absl::StatusOr<ModelConfig> ReadConfig(const GgufFile& gguf, const std::string& 
   return c;
 }
 
-absl::StatusOr<std::string> ReadTokenizer(const GgufFile& gguf) {
-  if (gguf.Has(kSentencePieceModelKey)) return gguf.GetByteArray(kSentencePieceModelKey);
-  if (!gguf.Has("tokenizer.ggml.tokens")) return std::string();
-  absl::StatusOr<std::string> kind = gguf.GetString("tokenizer.ggml.model");
-  if (!kind.ok()) return kind.status();
-  // TODO(merge): the byte-level BPE tokenizer (issue 12) replaces this: until then a
-  // 'gpt2' vocabulary loads as no tokenizer, so such a model runs on token ids.
-  if (*kind == "gpt2") return std::string();
-  if (*kind != "llama") {
-    return absl::UnimplementedError(absl::StrCat(
-        gguf.path(), ": tokenizer.ggml.model '", *kind, "' is not supported (only 'llama', SentencePiece)"));
+// One of the tokenizer.ggml.*_token_id keys into *id, left alone when absent; llama.cpp
+// writes "no such token" as -1, stored in a uint32.
+absl::Status ReadTokenId(const GgufFile& gguf, const char* key, int n, int* id) {
+  const std::string full = absl::StrCat("tokenizer.ggml.", key);
+  if (!gguf.Has(full)) return absl::OkStatus();
+  absl::StatusOr<int64_t> value = gguf.GetInt(full);
+  if (!value.ok()) return value.status();
+  if (*value == -1 || *value == 0xFFFFFFFF) {
+    *id = -1;
+    return absl::OkStatus();
   }
+  if (*value < 0 || *value >= n) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(gguf.path(), ": ", full, " = ", *value, " is outside the ", n, " tokens"));
+  }
+  *id = static_cast<int>(*value);
+  return absl::OkStatus();
+}
+
+// The Llama (SentencePiece) arrays, rebuilt into a ModelProto.
+absl::StatusOr<Vocabulary> ReadSentencePiece(const GgufFile& gguf, std::vector<std::string> pieces) {
   VocabularyArrays v;
-  absl::StatusOr<std::vector<std::string>> pieces = gguf.GetStringArray("tokenizer.ggml.tokens");
-  if (!pieces.ok()) return pieces.status();
-  v.pieces = *std::move(pieces);
+  v.pieces = std::move(pieces);
   if (gguf.Has("tokenizer.ggml.scores")) {
     absl::StatusOr<std::vector<float>> scores = gguf.GetFloatArray("tokenizer.ggml.scores");
     if (!scores.ok()) return scores.status();
@@ -189,26 +196,72 @@ absl::StatusOr<std::string> ReadTokenizer(const GgufFile& gguf) {
     v.types = *std::move(types);
   }
   const int n = static_cast<int>(v.pieces.size());
-  for (auto [key, id] : {std::pair{"unknown_token_id", &v.unk_id},
-                         std::pair{"bos_token_id", &v.bos_id},
-                         std::pair{"eos_token_id", &v.eos_id},
-                         std::pair{"padding_token_id", &v.pad_id}}) {
-    const std::string full = absl::StrCat("tokenizer.ggml.", key);
-    if (!gguf.Has(full)) continue;
-    absl::StatusOr<int64_t> value = gguf.GetInt(full);
-    if (!value.ok()) return value.status();
-    // llama.cpp writes "no such token" as -1 stored in a uint32.
-    if (*value == -1 || *value == 0xFFFFFFFF) {
-      *id = -1;
-      continue;
-    }
-    if (*value < 0 || *value >= n) {
-      return absl::InvalidArgumentError(absl::StrCat(gguf.path(), ": ", full, " = ", *value,
-                                                     " is outside the ", n, " tokens"));
-    }
-    *id = static_cast<int>(*value);
+  for (auto [key, id] : {std::pair{"unknown_token_id", &v.unk_id}, std::pair{"bos_token_id", &v.bos_id},
+                         std::pair{"eos_token_id", &v.eos_id}, std::pair{"padding_token_id", &v.pad_id}}) {
+    if (absl::Status s = ReadTokenId(gguf, key, n, id); !s.ok()) return s;
   }
-  return BuildSentencePieceModel(v);
+  return SentencePieceVocabulary(BuildSentencePieceModel(v));
+}
+
+// The byte-level BPE ("gpt2") keys as llama.cpp's converter writes them.
+absl::StatusOr<Vocabulary> ReadBytePairs(const GgufFile& gguf, std::vector<std::string> tokens) {
+  Vocabulary v;
+  v.model = "gpt2";
+  v.tokens = std::move(tokens);
+  const int n = static_cast<int>(v.tokens.size());
+  if (gguf.Has("tokenizer.ggml.token_type")) {
+    absl::StatusOr<std::vector<int32_t>> types = gguf.GetIntArray("tokenizer.ggml.token_type");
+    if (!types.ok()) return types.status();
+    if (static_cast<int>(types->size()) != n) {
+      return absl::InvalidArgumentError(absl::StrCat(gguf.path(), ": tokenizer.ggml.token_type has ",
+                                                     types->size(), " entries for ", n, " tokens"));
+    }
+    v.types = *std::move(types);
+  }
+  absl::StatusOr<std::vector<std::string>> merges = gguf.GetStringArray("tokenizer.ggml.merges");
+  if (!merges.ok()) return merges.status();
+  v.merges = *std::move(merges);
+  if (gguf.Has("tokenizer.ggml.pre")) {
+    absl::StatusOr<std::string> pre = gguf.GetString("tokenizer.ggml.pre");
+    if (!pre.ok()) return pre.status();
+    v.pre = *std::move(pre);
+  }
+  if (gguf.Has(kPreRegexesKey)) {
+    absl::StatusOr<std::vector<std::string>> regexes = gguf.GetStringArray(kPreRegexesKey);
+    if (!regexes.ok()) return regexes.status();
+    v.pre_regexes = *std::move(regexes);
+  }
+  for (auto [key, id] : {std::pair{"bos_token_id", &v.bos_id}, std::pair{"eos_token_id", &v.eos_id},
+                         std::pair{"eot_token_id", &v.eot_id}, std::pair{"unknown_token_id", &v.unk_id},
+                         std::pair{"padding_token_id", &v.pad_id}}) {
+    if (absl::Status s = ReadTokenId(gguf, key, n, id); !s.ok()) return s;
+  }
+  // llama.cpp's default when the key is absent: BOS for Llama 3's pre-tokenizer only.
+  v.add_bos = v.pre == "llama-bpe" && v.bos_id >= 0;
+  if (gguf.Has("tokenizer.ggml.add_bos_token")) {
+    absl::StatusOr<bool> add = gguf.GetBool("tokenizer.ggml.add_bos_token");
+    if (!add.ok()) return add.status();
+    v.add_bos = *add;
+  }
+  v.ignore_merges = v.pre == "llama-bpe";  // as llama.cpp does for Llama 3
+  return v;
+}
+
+absl::StatusOr<Vocabulary> ReadTokenizer(const GgufFile& gguf) {
+  if (gguf.Has(kSentencePieceModelKey)) {
+    absl::StatusOr<std::string> proto = gguf.GetByteArray(kSentencePieceModelKey);
+    if (!proto.ok()) return proto.status();
+    return SentencePieceVocabulary(*std::move(proto));
+  }
+  if (!gguf.Has("tokenizer.ggml.tokens")) return Vocabulary();
+  absl::StatusOr<std::string> kind = gguf.GetString("tokenizer.ggml.model");
+  if (!kind.ok()) return kind.status();
+  absl::StatusOr<std::vector<std::string>> tokens = gguf.GetStringArray("tokenizer.ggml.tokens");
+  if (!tokens.ok()) return tokens.status();
+  if (*kind == "llama") return ReadSentencePiece(gguf, *std::move(tokens));
+  if (*kind == "gpt2") return ReadBytePairs(gguf, *std::move(tokens));
+  return absl::UnimplementedError(absl::StrCat(gguf.path(), ": tokenizer.ggml.model '", *kind,
+                                               "' is not supported (only 'llama', SentencePiece, and 'gpt2', byte-level BPE)"));
 }
 
 // Llama 3.1's rope_freqs.weight: one divisor per RoPE pair, kept in the config.
@@ -287,6 +340,18 @@ absl::Status MapWeights(const GgufFile& gguf, ModelFile& model) {
 
 }  // namespace
 
+absl::StatusOr<Vocabulary> ReadGgufVocabulary(const std::string& path) {
+  absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(path);
+  if (!file.ok()) return file.status();
+  absl::StatusOr<GgufFile> gguf = GgufFile::Parse(**file);
+  if (!gguf.ok()) return gguf.status();
+  absl::StatusOr<Vocabulary> vocabulary = ReadTokenizer(*gguf);
+  if (vocabulary.ok() && vocabulary->empty()) {
+    return absl::NotFoundError(absl::StrCat(path, ": the GGUF file has no tokenizer (tokenizer.ggml.tokens)"));
+  }
+  return vocabulary;
+}
+
 absl::StatusOr<std::unique_ptr<ModelFile>> ReadGguf(std::unique_ptr<MappedFile> file) {
   absl::StatusOr<GgufFile> gguf = GgufFile::Parse(*file);
   if (!gguf.ok()) return gguf.status();
@@ -327,9 +392,9 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadGguf(std::unique_ptr<MappedFile> 
   model->format = absl::StrCat("GGUF v", gguf->version(), " (", *arch, ")");
   model->config = *config;
   if (absl::Status s = MapWeights(*gguf, *model); !s.ok()) return s;
-  absl::StatusOr<std::string> tokenizer = ReadTokenizer(*gguf);
-  if (!tokenizer.ok()) return tokenizer.status();
-  model->tokenizer_model = *std::move(tokenizer);
+  absl::StatusOr<Vocabulary> vocabulary = ReadTokenizer(*gguf);
+  if (!vocabulary.ok()) return vocabulary.status();
+  model->vocabulary = *std::move(vocabulary);
   for (const std::string& key : gguf->Keys()) model->metadata.emplace_back(key, gguf->Describe(key));
   for (const GgufTensor& t : gguf->tensors()) {
     model->tensors.push_back({t.name, GgmlTypeName(t.type), t.dims});

@@ -5,6 +5,7 @@
 #define TOYLLM_MODELS_GGUF_READER_H_
 
 #include <memory>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "models/model_file.h"
@@ -19,7 +20,13 @@ inline constexpr char kSentencePieceModelKey[] = "tokenizer.toyllm.sentencepiece
 // toyllm writes it for models without norms, such as the article's example.
 inline constexpr char kNormKey[] = "toyllm.norm";
 
+// toyllm's record of a tokenizer.json pre-tokenizer that has no llama.cpp name: its regexes.
+inline constexpr char kPreRegexesKey[] = "tokenizer.toyllm.pre_regexes";
+
 absl::StatusOr<std::unique_ptr<ModelFile>> ReadGguf(std::unique_ptr<MappedFile> file);
+
+// The tokenizer keys of a GGUF file (a model or a vocab-only file); an error when it has none.
+absl::StatusOr<Vocabulary> ReadGgufVocabulary(const std::string& path);
 
 }  // namespace toyllm
 

@@ -1,5 +1,7 @@
 #include "models/hf_reader.h"
 
+#include <sys/stat.h>
+
 #include <climits>
 #include <cmath>
 #include <set>
@@ -12,6 +14,7 @@
 #include "models/ggml_type.h"
 #include "models/llama3_rope.h"
 #include "runtime/weight_convert.h"
+#include "tokenizer/tokenizer_json.h"
 
 namespace toyllm {
 namespace {
@@ -379,7 +382,13 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadHfDirectory(const std::string& di
   if (absl::Status s = MapWeights(tensors, *model); !s.ok()) return s;
   absl::StatusOr<std::unique_ptr<MappedFile>> tokenizer = MappedFile::Open(dir + "/tokenizer.model");
   if (tokenizer.ok()) {
-    model->tokenizer_model.assign(reinterpret_cast<const char*>((*tokenizer)->data()), (*tokenizer)->size());
+    model->vocabulary = SentencePieceVocabulary(
+        std::string(reinterpret_cast<const char*>((*tokenizer)->data()), (*tokenizer)->size()));
+  } else if (struct stat st; stat((dir + "/tokenizer.json").c_str(), &st) == 0) {
+    absl::StatusOr<Vocabulary> vocabulary = ReadTokenizerJson(dir + "/tokenizer.json");
+    if (!vocabulary.ok()) return vocabulary.status();
+    PadVocabulary(model->config.vocab_size, *vocabulary);
+    model->vocabulary = *std::move(vocabulary);
   }
   return model;
 }

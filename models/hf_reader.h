@@ -1,7 +1,7 @@
 // Hugging Face checkpoints of LlamaForCausalLM (with Llama 3.1's "llama3" rope scaling),
 // Qwen2ForCausalLM and Qwen3ForCausalLM: a directory with config.json, the weights in
-// model.safetensors or shards listed by model.safetensors.index.json, and for SentencePiece
-// models the tokenizer.model.
+// model.safetensors or shards listed by model.safetensors.index.json, and usually the
+// SentencePiece tokenizer.model or a byte-level BPE tokenizer.json.
 #ifndef TOYLLM_MODELS_HF_READER_H_
 #define TOYLLM_MODELS_HF_READER_H_
 

@@ -20,30 +20,36 @@ uint32_t FileType(GgmlType type) {
   return 0;
 }
 
-void AddTokenizer(const Tokenizer& tokenizer, GgufWriter& w) {
-  std::vector<std::string> pieces;
-  std::vector<float> scores;
+}  // namespace
+
+// llama.cpp's tokenizer keys: SentencePiece ("llama") with scores, plus the exact
+// ModelProto; byte-level BPE ("gpt2") with merges and the pre-tokenizer's name.
+void AddTokenizerKeys(const Tokenizer& tokenizer, GgufWriter& w) {
+  const Vocabulary& v = tokenizer.vocabulary();
   std::vector<int32_t> types;
-  for (int id = 0; id < tokenizer.vocab_size(); ++id) {
-    pieces.push_back(tokenizer.Piece(id));
-    scores.push_back(tokenizer.Score(id));
-    types.push_back(static_cast<int32_t>(tokenizer.Type(id)));
+  for (int id = 0; id < tokenizer.vocab_size(); ++id) types.push_back(static_cast<int32_t>(tokenizer.Type(id)));
+  w.AddString("tokenizer.ggml.model", v.model);
+  w.AddStringArray("tokenizer.ggml.tokens", v.tokens);
+  if (v.model == "llama") {
+    std::vector<float> scores;
+    for (int id = 0; id < tokenizer.vocab_size(); ++id) scores.push_back(tokenizer.Score(id));
+    w.AddFloat32Array("tokenizer.ggml.scores", scores);
   }
-  w.AddString("tokenizer.ggml.model", "llama");
-  w.AddStringArray("tokenizer.ggml.tokens", pieces);
-  w.AddFloat32Array("tokenizer.ggml.scores", scores);
   w.AddInt32Array("tokenizer.ggml.token_type", types);
-  for (auto [key, id] : {std::pair{"bos_token_id", tokenizer.bos_id()},
-                         std::pair{"eos_token_id", tokenizer.eos_id()},
-                         std::pair{"unknown_token_id", tokenizer.unk_id()}}) {
+  if (v.model == "gpt2") {
+    w.AddStringArray("tokenizer.ggml.merges", v.merges);
+    if (!v.pre.empty()) w.AddString("tokenizer.ggml.pre", v.pre);
+    if (!v.pre_regexes.empty()) w.AddStringArray(kPreRegexesKey, v.pre_regexes);
+  }
+  for (auto [key, id] : {std::pair{"bos_token_id", v.bos_id}, std::pair{"eos_token_id", v.eos_id},
+                         std::pair{"eot_token_id", v.eot_id}, std::pair{"unknown_token_id", v.unk_id},
+                         std::pair{"padding_token_id", v.pad_id}}) {
     if (id >= 0) w.AddUint32(absl::StrCat("tokenizer.ggml.", key), id);
   }
-  w.AddBool("tokenizer.ggml.add_bos_token", true);
+  w.AddBool("tokenizer.ggml.add_bos_token", tokenizer.add_bos());
   w.AddBool("tokenizer.ggml.add_eos_token", false);
-  w.AddUint8Array(kSentencePieceModelKey, tokenizer.Serialized());
+  if (v.model == "llama") w.AddUint8Array(kSentencePieceModelKey, v.sentencepiece_model);
 }
-
-}  // namespace
 
 absl::StatusOr<std::string> GgufArchitecture(const ModelConfig& c) {
   // llama.cpp rotates Qwen's heads in halves ("neox") and Llama's in adjacent pairs.
@@ -94,7 +100,7 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
     w.AddUint32(p + "attention.key_length", c.head_dim);
     w.AddUint32(p + "attention.value_length", c.head_dim);
   }
-  if (options.tokenizer != nullptr) AddTokenizer(*options.tokenizer, w);
+  if (options.tokenizer != nullptr) AddTokenizerKeys(*options.tokenizer, w);
 
   const auto add_vector = [&w, &options](const std::string& name, const float* data, int n) {
     w.AddTensor(name, {n}, GgmlType::kF32, [&options, name, data, n](std::string* out) {

@@ -28,6 +28,11 @@ struct ExportOptions {
   std::function<const float*(const std::string& name, int64_t n)> values;
 };
 
+// The tokenizer as llama.cpp's tokenizer.ggml.* keys: SentencePiece ("llama") with its
+// scores and, under kSentencePieceModelKey, the exact ModelProto; byte-level BPE ("gpt2")
+// with its merges and the pre-tokenizer's name (or, without one, kPreRegexesKey).
+void AddTokenizerKeys(const Tokenizer& tokenizer, GgufWriter& w);
+
 // Q8_0 needs rows that are whole 32-weight blocks; other matrices fall back to f16, as
 // llama.cpp's converter does. Returns the type a matrix of `cols` columns is stored in.
 GgmlType StoredType(GgmlType wanted, int cols);

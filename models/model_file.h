@@ -12,6 +12,7 @@
 #include "models/mapped_file.h"
 #include "runtime/model_config.h"
 #include "runtime/weights.h"
+#include "tokenizer/vocabulary.h"
 
 namespace toyllm {
 
@@ -24,8 +25,9 @@ struct ModelFile {
   // tensors, GGUF's misaligned float32 tensors and non-float32 norms
   std::vector<std::vector<float>> converted;
 
-  // A SentencePiece ModelProto the file carries (GGUF), or empty.
-  std::string tokenizer_model;
+  // The tokenizer the file carries (GGUF) or that lies beside it (a checkpoint's
+  // tokenizer.model or tokenizer.json); empty() when there is none.
+  Vocabulary vocabulary;
 
   // What `toyllm info` lists for formats that describe themselves (GGUF).
   std::vector<std::pair<std::string, std::string>> metadata;  // key, rendered value

@@ -466,8 +466,8 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadPytorchCheckpoint(const std::stri
   absl::StatusOr<std::unique_ptr<MappedFile>> tokenizer =
       MappedFile::Open(Directory(path) + "/tokenizer.model");
   if (tokenizer.ok()) {
-    model->tokenizer_model.assign(reinterpret_cast<const char*>((*tokenizer)->data()),
-                                  (*tokenizer)->size());
+    model->vocabulary = SentencePieceVocabulary(
+        std::string(reinterpret_cast<const char*>((*tokenizer)->data()), (*tokenizer)->size()));
   }
   return model;
 }

@@ -16,7 +16,7 @@ namespace toyllm {
 
 // Dimensions come from the tensors' shapes; n_heads (and the context length, norm epsilon
 // and RoPE theta when given) from model_args, else from params.json beside the file.
-// A tokenizer.model beside the file becomes ModelFile::tokenizer_model.
+// A tokenizer.model beside the file becomes ModelFile::vocabulary.
 absl::StatusOr<std::unique_ptr<ModelFile>> ReadPytorchCheckpoint(const std::string& path);
 
 }  // namespace toyllm

@@ -7,6 +7,8 @@ packages=(
   build-essential cmake pkg-config
   libopenblas-dev        # BLAS GEMM/GEMV for the matmuls
   libsentencepiece-dev   # the tokenizer
+  libpcre2-dev           # byte-level BPE's pre-tokenizer regexes (\p{L}, lookahead, JIT)
+  libicu-dev             # tokenizer.json's NFC/NFKC normalizers
   libabsl-dev            # Status/StatusOr, strings
   nlohmann-json3-dev     # safetensors headers, config.json
   zlib1g-dev             # PNG pictures of attention

@@ -243,7 +243,7 @@ TEST_F(convert_random, LoadsWithTheShapeTypeAndWeightsAsked) {
   EXPECT_EQ(c.vocab_size, 32000);
   EXPECT_EQ(c.context_length, 256);
   EXPECT_FALSE(c.tied_output);
-  EXPECT_TRUE((*model)->tokenizer_model.empty());
+  EXPECT_TRUE((*model)->vocabulary.empty());
   for (const ModelFile::Tensor& t : (*model)->tensors) {
     EXPECT_EQ(t.type, t.dims.size() == 2 ? "q8_0" : "f32") << t.name;
   }

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "models/gguf_writer.h"
 #include "tests/test_env.h"
 #include "tests/test_util.h"
 #include "tokenizer/load_tokenizer.h"
@@ -316,6 +317,41 @@ TEST_F(cli_tokenizer, NoneGivenAndNoneBesideTheModel) {
   EXPECT_TRUE(FailsCleanly(RunToyllm({"tokenize", "-m", model, "-p", "hi"}), {model}, {"tokenizer"}));
 }
 
+// Byte-level BPE tokenizers (tokenizer.json, or a GGUF file's keys) that are broken, or
+// real but of another model.
+TEST_F(cli_tokenizer, CorruptTokenizerJson) {
+  const std::string json = WriteFile(dir_ + "/tokenizer.json", "{\"model\": {\"type\": \"BPE\", ");
+  ExpectRejected(json, {json, "not JSON"}, {});
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"tokenize", "--tokenizer", json, "-p", "hi"}), {json, "not JSON"}));
+}
+
+TEST_F(cli_tokenizer, MergesNamingUnknownTokens) {
+  const std::string json = WriteFile(
+      dir_ + "/tokenizer.json",
+      R"({"model": {"type": "BPE", "vocab": {"a": 0, "b": 1, "ab": 2}, "merges": ["a b", "b q"]},)"
+      R"( "pre_tokenizer": {"type": "ByteLevel"}})");
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"tokenize", "--tokenizer", json, "-p", "hi"}),
+                           {json, "merge 1 'b q'", "'q', which is not in the vocabulary"}));
+}
+
+TEST_F(cli_tokenizer, UnknownPreTokenizer) {
+  GgufWriter w;
+  w.AddString("tokenizer.ggml.model", "gpt2");
+  w.AddStringArray("tokenizer.ggml.tokens", {"a", "b", "ab"});
+  w.AddStringArray("tokenizer.ggml.merges", {"a b"});
+  w.AddString("tokenizer.ggml.pre", "klingon");
+  const std::string gguf = dir_ + "/vocab.gguf";
+  ASSERT_TRUE(w.Write(gguf).ok());
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"tokenize", "--tokenizer", gguf, "-p", "hi"}),
+                           {gguf, "pre-tokenizer 'klingon' is unknown", "llama-bpe", "qwen2", "gpt-2"}));
+}
+
+TEST_F(cli_tokenizer, ByteLevelVocabularyOfAnotherModel) {
+  const std::string json = testing::SharedPath("tokenizers", "hf/qwen3/tokenizer.json");
+  TOYLLM_REQUIRE_FILE(json);
+  ExpectRejected(json, {json, "151669", "512"}, {"tokens"});
+}
+
 // ---------------------------------------------------------------------------------------
 // Bad flags and values.
 
@@ -445,13 +481,13 @@ TEST(cli_usage_error, NoSubcommandPrintsUsageToStderr) {
   EXPECT_TRUE(Contains(r.err, "usage")) << r.err;
 }
 
-// generate, attention, explain, lens and logits run the default model without -m (see
-// coref_model_test); an empty -m is still no model.
+// generate, attention, explain, lens, logits, info and tokenize run the default model
+// without -m (see coref_model_test); an empty -m is still no model.
 TEST(cli_usage_error, RequiredInputsMissing) {
   EXPECT_TRUE(FailsCleanly(RunToyllm({"generate", "-m", ""}), {"-m"}, {"model"}));
-  EXPECT_TRUE(FailsCleanly(RunToyllm({"info"}), {"-m"}, {"model"}));
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"info", "-m", ""}), {"-m"}, {"model"}));
   EXPECT_TRUE(FailsCleanly(RunToyllm({"logits", "-m", "", "-o", TempDir() + "/x.npy"}), {"-m"}, {"model"}));
-  EXPECT_TRUE(FailsCleanly(RunToyllm({"tokenize", "-p", "hi"}), {}, {"tokenizer"}));
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"tokenize", "-m", "", "-p", "hi"}), {}, {"tokenizer"}));
   EXPECT_TRUE(FailsCleanly(RunToyllm({"tokenize", "--ids=yes"}), {"--ids"}, {"value"}));
 }
 

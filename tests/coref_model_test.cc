@@ -77,7 +77,7 @@ class coref_model : public ::testing::Test {
     ASSERT_TRUE(model.ok()) << model.status();
     model_ = model->release();
     absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer =
-        LoadSentencePieceModel(model_->tokenizer_model, kModel);
+        LoadTokenizer(model_->vocabulary, kModel);
     ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
     tokenizer_ = tokenizer->release();
     sentences_ = new std::vector<HeldOutSentence>(ReadHeldOut());
@@ -258,6 +258,21 @@ TEST_F(coref_model, InspectionCommandsUseTheDefaultModel) {
   const testing::RunResult lens = testing::RunToyllm({"lens", "-p", prompt});
   EXPECT_TRUE(testing::Succeeds(lens)) << testing::Describe(lens);
   EXPECT_NE(lens.out.find("动物"), std::string::npos) << lens.out;
+  const testing::RunResult info = testing::RunToyllm({"info"});
+  EXPECT_TRUE(testing::Succeeds(info)) << testing::Describe(info);
+  EXPECT_NE(info.out.find("coref.gguf"), std::string::npos) << info.out;
+  const testing::RunResult tokenize = testing::RunToyllm({"tokenize", "-p", "它", "--ids"});
+  EXPECT_TRUE(testing::Succeeds(tokenize)) << testing::Describe(tokenize);
+}
+
+// The prompt is echoed as typed, even a character the 126-piece vocabulary lacks (which
+// decodes to " ⁇ "); only the continuation is decoded from ids.
+TEST_F(coref_model, GenerateEchoesThePromptAsTyped) {
+  const std::string prompt = "这只狗并没有过马路，因为它太累了。它指的是";  // 只 is not a piece
+  const testing::RunResult r = testing::RunToyllm({"generate", "-p", prompt, "--temp", "0", "-n", "2"});
+  ASSERT_TRUE(testing::Succeeds(r)) << testing::Describe(r);
+  EXPECT_EQ(r.out.rfind(prompt, 0), 0u) << r.out;
+  EXPECT_EQ(r.out.find("\xE2\x81\x87"), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -281,9 +281,9 @@ TEST_F(gguf, LlamaCppFileLoadsWithItsTokenizerAndMatchesTheGoldenText) {
   EXPECT_EQ(testing::AllLogits(**model, kTokens, kContext), expected);
 
   // The tokenizer rebuilt from tokenizer.ggml.* encodes like tok512.model.
-  ASSERT_FALSE((*model)->tokenizer_model.empty());
+  ASSERT_FALSE((*model)->vocabulary.empty());
   absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer =
-      LoadSentencePieceModel((*model)->tokenizer_model, path);
+      LoadTokenizer((*model)->vocabulary, path);
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
   EXPECT_EQ((*tokenizer)->vocab_size(), 512);
   EXPECT_EQ((*tokenizer)->bos_id(), 1);
@@ -417,7 +417,7 @@ TEST_F(gguf, EmbeddedTokenizerEncodesExactlyLikeTok512) {
   ModelOr model = LoadModel(path);
   ASSERT_TRUE(model.ok()) << model.status();
   absl::StatusOr<std::unique_ptr<Tokenizer>> embedded =
-      LoadSentencePieceModel((*model)->tokenizer_model, path);
+      LoadTokenizer((*model)->vocabulary, path);
   ASSERT_TRUE(embedded.ok()) << embedded.status();
   for (const char* text : {"Once upon a time", "a  b   c", "  leading and trailing  ",
                            "Tom said: \"No!\"\n\nThe end.", "tab\there", "ünïcödé 🙂"}) {
@@ -517,7 +517,7 @@ TEST_F(gguf, HandBuiltFileLoadsAndUsesTheArraysTokenizer) {
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(testing::AllLogits(**model, kTokens, kContext), testing::AllLogits(*bin_model_, kTokens, kContext));
   absl::StatusOr<std::unique_ptr<Tokenizer>> rebuilt =
-      LoadSentencePieceModel((*model)->tokenizer_model, path);
+      LoadTokenizer((*model)->vocabulary, path);
   ASSERT_TRUE(rebuilt.ok()) << rebuilt.status();
   EXPECT_EQ((*rebuilt)->Encode("Once upon a time", true), (std::vector<int>{1, 403, 407, 261, 378}));
   // Without toyllm's exact model the rebuilt one keeps runs of spaces (GGUF does not say
@@ -1026,6 +1026,9 @@ TEST_F(gguf, CorruptedFilesFailCleanlyWithoutAllocating) {
   b = valid;
   b.Set("tokenizer.ggml.model", ValueString("bert"));
   EXPECT_LOAD_ERROR("tokenizer_bert.gguf", b.Build(), "tokenizer.ggml.model 'bert' is not supported");
+  b = valid;
+  b.Set("tokenizer.ggml.model", ValueString("gpt2"));  // byte-level BPE needs its merges
+  EXPECT_LOAD_ERROR("tokenizer_gpt2.gguf", b.Build(), "metadata key 'tokenizer.ggml.merges' is missing");
 
   // What the other architectures add: Qwen 2's q/k/v biases, Qwen 3's q/k norms, Llama
   // 3.1's frequency factors.

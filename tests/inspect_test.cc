@@ -164,7 +164,7 @@ TEST(inspect, ArticleModelReproducesTheArticle) {
   const std::string path = std::string(TOYLLM_SOURCE_DIR) + "/models/article.gguf";
   absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path);
   ASSERT_TRUE(model.ok()) << model.status();
-  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadSentencePieceModel((*model)->tokenizer_model, path);
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadTokenizer((*model)->vocabulary, path);
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
   const ModelConfig& c = (*model)->config;
   EXPECT_EQ(c.norm, NormKind::kNone);

@@ -98,7 +98,7 @@ void ExpectAblationIsZeroedWo(const ModelFile& model, const std::vector<int>& id
 TEST(intervention, AblatingAHeadEqualsZeroingItsSliceOfWoOnTheCorefModel) {
   std::unique_ptr<ModelFile> model = Load(kCoref);
   ASSERT_NE(model, nullptr);
-  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadSentencePieceModel(model->tokenizer_model, kCoref);
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadTokenizer(model->vocabulary, kCoref);
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
   ExpectAblationIsZeroedWo(*model, (*tokenizer)->Encode(kTired, true));
 }
@@ -124,7 +124,7 @@ TEST(intervention, AblatingAHeadEqualsZeroingItsSliceOfWoOnALlamaCppGguf) {
 TEST(intervention, AblationAndPatchingHoldAcrossForwardCalls) {
   std::unique_ptr<ModelFile> model = Load(kCoref);
   ASSERT_NE(model, nullptr);
-  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadSentencePieceModel(model->tokenizer_model, kCoref);
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadTokenizer(model->vocabulary, kCoref);
   ASSERT_TRUE(tokenizer.ok());
   const ModelConfig& c = model->config;
   const std::vector<int> ids = (*tokenizer)->Encode(kTired, true);
@@ -150,7 +150,7 @@ class patching : public ::testing::Test {
   void SetUp() override {
     model_ = Load(kCoref);
     ASSERT_NE(model_, nullptr);
-    absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadSentencePieceModel(model_->tokenizer_model, kCoref);
+    absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadTokenizer(model_->vocabulary, kCoref);
     ASSERT_TRUE(tokenizer.ok());
     tokenizer_ = *std::move(tokenizer);
     clean_ids_ = tokenizer_->Encode(kTired, true);

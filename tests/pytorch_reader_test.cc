@@ -145,7 +145,7 @@ TEST_F(pytorch_checkpoint, BareStateDictTakesNHeadsFromParamsJson) {
   ExpectSameShape(model->config, legacy_->config);
   EXPECT_FALSE(model->config.tied_output);
   EXPECT_NE(model->weights.output.data, model->weights.token_embedding.data);
-  EXPECT_EQ(model->tokenizer_model, testing::ReadFile(tokenizer));
+  EXPECT_EQ(model->vocabulary.sentencepiece_model, testing::ReadFile(tokenizer));
   EXPECT_EQ(testing::AllLogits(*model, kTokens), expected_);
 
   std::unique_ptr<ModelFile> half = Load("bare/consolidated.f16.pth");

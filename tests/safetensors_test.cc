@@ -25,6 +25,7 @@
 #include "runtime/weight_convert.h"
 #include "tests/test_env.h"
 #include "tests/test_util.h"
+#include "tokenizer/byte_alphabet.h"
 #include "tokenizer/load_tokenizer.h"
 #include "tokenizer/tokenizer.h"
 
@@ -234,11 +235,41 @@ TEST_F(safetensors, F32CheckpointComputesWhatTheBinComputes) {
     EXPECT_TRUE(std::equal(x.wk.floats(), x.wk.floats() + 32 * 64, y.wk.floats())) << l;
     EXPECT_TRUE(std::equal(x.w2.floats(), x.w2.floats() + 64 * 172, y.w2.floats())) << l;
   }
-  EXPECT_EQ((*hf)->tokenizer_model, testing::ReadFile(tok_));
+  EXPECT_EQ((*hf)->vocabulary.sentencepiece_model, testing::ReadFile(tok_));
 
   const std::vector<float> expected = testing::AllLogits(*bin_, kTokens);
   ASSERT_EQ(expected.size(), kTokens.size() * 512);
   EXPECT_LE(testing::MaxAbsDiff(testing::AllLogits(**hf, kTokens), expected), 1e-5f);
+}
+
+// A byte-level tokenizer.json instead of tokenizer.model: read as llama.cpp's gpt2
+// vocabulary, padded to the embedding's rows, written into the GGUF by convert.
+TEST_F(safetensors, TokenizerJsonTravelsIntoTheGguf) {
+  const std::string dir = dir_ + "/bpe";
+  WriteHfDirectory(dir, ConfigJson(bin_->config, "F32"), HfTensors(*bin_, "F32"), "");
+  std::string vocab;
+  for (int b = 0; b < 256; ++b) {
+    std::string piece = ByteToAlphabet(static_cast<uint8_t>(b));
+    if (piece == "\"" || piece == "\\") piece = "\\" + piece;
+    absl::StrAppend(&vocab, "\"", piece, "\": ", b, ", ");
+  }
+  testing::WriteFile(dir + "/tokenizer.json",
+                     absl::StrCat(R"({"added_tokens": [{"id": 257, "content": "<|im_end|>", "special": true}],)",
+                                  R"("pre_tokenizer": {"type": "ByteLevel"}, "model": {"type": "BPE", "vocab": {)", vocab,
+                                  R"("ab": 256}, "merges": ["a b"]}})"));
+  testing::WriteFile(dir + "/tokenizer_config.json", R"({"eos_token": "<|im_end|>", "add_bos_token": false})");
+  ModelOr hf = LoadModel(dir);
+  ASSERT_TRUE(hf.ok()) << hf.status();
+  EXPECT_EQ((*hf)->vocabulary.model, "gpt2");
+  EXPECT_EQ((*hf)->vocabulary.pre, "gpt-2");
+  ASSERT_EQ((*hf)->vocabulary.tokens.size(), 512u);
+  EXPECT_EQ((*hf)->vocabulary.tokens[300], "[PAD300]");
+
+  const std::string gguf = dir_ + "/bpe.gguf";
+  ASSERT_TRUE(testing::Succeeds(testing::RunToyllm({"convert", dir, "-o", gguf})));
+  const testing::RunResult r = testing::RunToyllm({"tokenize", "-m", gguf, "-p", "abc<|im_end|>", "--ids"});
+  ASSERT_TRUE(testing::Succeeds(r));
+  EXPECT_EQ(r.out, "256 99 257\n");  // no BOS: add_bos_token false
 }
 
 TEST_F(safetensors, UnalignedTensorDataIsReadToo) {
@@ -289,7 +320,7 @@ TEST_F(safetensors, ConvertsToGgufWithoutLoss) {
   const std::string dir = Export("f32", "F32");
   ModelOr hf = LoadModel(dir);
   ASSERT_TRUE(hf.ok()) << hf.status();
-  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadSentencePieceModel((*hf)->tokenizer_model, dir);
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadTokenizer((*hf)->vocabulary, dir);
   ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
   ExportOptions options;
   options.tokenizer = tokenizer->get();

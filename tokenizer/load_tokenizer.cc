@@ -5,12 +5,15 @@
 #include <fstream>
 #include <sstream>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/sentencepiece_tokenizer.h"
+#include "tokenizer/tokenizer_json.h"
 
 namespace toyllm {
 
-absl::StatusOr<std::unique_ptr<Tokenizer>> LoadSentencePieceFile(const std::string& path) {
+absl::StatusOr<std::string> ReadTokenizerFile(const std::string& path) {
   struct stat st;
   if (stat(path.c_str(), &st) != 0) {
     return absl::NotFoundError(absl::StrCat(path, ": cannot open tokenizer file"));
@@ -23,7 +26,13 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadSentencePieceFile(const std::stri
   std::ostringstream bytes;
   bytes << file.rdbuf();
   if (file.bad()) return absl::DataLossError(absl::StrCat(path, ": cannot read tokenizer file"));
-  return LoadSentencePieceModel(bytes.str(), path);
+  return bytes.str();
+}
+
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadSentencePieceFile(const std::string& path) {
+  absl::StatusOr<std::string> bytes = ReadTokenizerFile(path);
+  if (!bytes.ok()) return bytes.status();
+  return LoadSentencePieceModel(*bytes, path);
 }
 
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadSentencePieceModel(const std::string& model,
@@ -35,6 +44,27 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadSentencePieceModel(const std::str
         absl::StrCat(source, ": not a SentencePiece model (", error, ")"));
   }
   return tokenizer;
+}
+
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const Vocabulary& vocabulary,
+                                                         const std::string& source) {
+  if (vocabulary.model == "llama") return LoadSentencePieceModel(vocabulary.sentencepiece_model, source);
+  if (vocabulary.model != "gpt2") {
+    return absl::UnimplementedError(absl::StrCat(source, ": tokenizer model '", vocabulary.model,
+                                                 "' is not supported (only 'llama', SentencePiece, and 'gpt2', byte-level BPE)"));
+  }
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = NewBpeTokenizer(vocabulary);
+  if (!tokenizer.ok()) {
+    return absl::Status(tokenizer.status().code(), absl::StrCat(source, ": ", tokenizer.status().message()));
+  }
+  return tokenizer;
+}
+
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFile(const std::string& path) {
+  if (!absl::EndsWith(path, ".json")) return LoadSentencePieceFile(path);
+  absl::StatusOr<Vocabulary> vocabulary = ReadTokenizerJson(path);
+  if (!vocabulary.ok()) return vocabulary.status();
+  return LoadTokenizer(*vocabulary, path);
 }
 
 }  // namespace toyllm

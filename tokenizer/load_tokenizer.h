@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/vocabulary.h"
 
 namespace toyllm {
 
@@ -17,6 +18,17 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadSentencePieceFile(const std::stri
 // as the vocabulary a GGUF file carries.
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadSentencePieceModel(const std::string& model,
                                                                   const std::string& source);
+
+// The tokenizer a vocabulary describes (SentencePiece for "llama", byte-level BPE for
+// "gpt2"); errors name `source`.
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizer(const Vocabulary& vocabulary,
+                                                         const std::string& source);
+
+// A SentencePiece .model or a Hugging Face tokenizer.json (by its name's ending).
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFile(const std::string& path);
+
+// The whole of a file, for the tokenizer files; errors name it.
+absl::StatusOr<std::string> ReadTokenizerFile(const std::string& path);
 
 }  // namespace toyllm
 

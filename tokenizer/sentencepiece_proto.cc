@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "tokenizer/tokenizer.h"
+
 namespace toyllm {
 namespace {
 
@@ -51,7 +53,16 @@ std::string BuildSentencePieceModel(const VocabularyArrays& v) {
     std::string piece;
     BytesField(kPiece, v.pieces[i], &piece);
     FloatField(kScore, i < v.scores.size() ? v.scores[i] : 0.0f, &piece);
-    IntField(kType, i < v.types.size() ? v.types[i] : 1, &piece);
+    int type = i < v.types.size() ? v.types[i] : 1;
+    // SentencePiece wants exactly one unknown piece, the unk id's; Phi-3's GGUF marks its
+    // <unk> as a control token and its padding entries as unknown. Padding never comes out
+    // of encoding, as unused pieces do not either.
+    if (static_cast<int>(i) == v.unk_id) {
+      type = static_cast<int>(TokenType::kUnknown);
+    } else if (type == static_cast<int>(TokenType::kUnknown)) {
+      type = static_cast<int>(TokenType::kUnused);
+    }
+    IntField(kType, type, &piece);
     BytesField(kPieces, piece, &model);
   }
   std::string trainer;

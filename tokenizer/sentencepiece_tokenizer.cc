@@ -13,7 +13,20 @@ namespace {
 class SentencePieceTokenizer : public Tokenizer {
  public:
   explicit SentencePieceTokenizer(std::unique_ptr<sentencepiece::SentencePieceProcessor> sp)
-      : sp_(std::move(sp)) {}
+      : sp_(std::move(sp)) {
+    v_.model = "llama";
+    for (int id = 0; id < sp_->GetPieceSize(); ++id) {
+      v_.tokens.push_back(sp_->IdToPiece(id));
+      v_.scores.push_back(sp_->GetScore(id));
+      v_.types.push_back(static_cast<int32_t>(Type(id)));
+    }
+    v_.bos_id = sp_->bos_id();
+    v_.eos_id = sp_->eos_id();
+    v_.unk_id = sp_->unk_id();
+    v_.pad_id = sp_->pad_id();
+    v_.add_bos = true;
+    v_.sentencepiece_model = sp_->serialized_model_proto();
+  }
 
   std::vector<int> Encode(std::string_view text, bool add_bos) const override {
     std::vector<int> ids;
@@ -32,6 +45,8 @@ class SentencePieceTokenizer : public Tokenizer {
   }
 
   std::string Piece(int id) const override { return sp_->IdToPiece(id); }
+  // SentencePiece's pieces read as they are: '▁' marks a word's start, <0x0A> a byte.
+  std::string Readable(int id) const override { return sp_->IdToPiece(id); }
   float Score(int id) const override { return sp_->GetScore(id); }
   TokenType Type(int id) const override {
     // SentencePiece's processor cannot tell user-defined pieces from normal ones.
@@ -41,7 +56,9 @@ class SentencePieceTokenizer : public Tokenizer {
     if (sp_->IsUnused(id)) return TokenType::kUnused;
     return TokenType::kNormal;
   }
-  std::string Serialized() const override { return sp_->serialized_model_proto(); }
+  const Vocabulary& vocabulary() const override { return v_; }
+  bool IsEndOfGeneration(int id) const override { return id == sp_->eos_id(); }
+  bool add_bos() const override { return true; }
   int vocab_size() const override { return sp_->GetPieceSize(); }
   int bos_id() const override { return sp_->bos_id(); }
   int eos_id() const override { return sp_->eos_id(); }
@@ -49,6 +66,7 @@ class SentencePieceTokenizer : public Tokenizer {
 
  private:
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  Vocabulary v_;
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/vocabulary.h"
+
 namespace toyllm {
 
 // A vocabulary entry's kind; the numbers are SentencePiece's and GGUF's token_type values.
@@ -23,14 +25,24 @@ class Tokenizer {
   // byte pieces such as <0x0A> to their bytes. Every id must be below vocab_size().
   virtual std::string Decode(const std::vector<int>& ids) const = 0;
 
-  // The vocabulary entry of an id as stored, e.g. "▁time" or "<0x0A>".
+  // The vocabulary entry of an id as stored, e.g. "▁time", "<0x0A>" or (byte-level) "Ġtime".
   virtual std::string Piece(int id) const = 0;
+
+  // The entry as a person reads it: byte-level pieces as the text they stand for (" time",
+  // not "Ġtime"), a piece that is part of a character as its bytes (<0xE5>); see ShowBytes.
+  virtual std::string Readable(int id) const = 0;
 
   virtual float Score(int id) const = 0;  // the merge priority of a BPE piece
   virtual TokenType Type(int id) const = 0;
 
-  // The SentencePiece ModelProto this tokenizer runs, so a model file can carry it exactly.
-  virtual std::string Serialized() const = 0;
+  // The description this tokenizer was built from, so that a model file can carry it exactly.
+  virtual const Vocabulary& vocabulary() const = 0;
+
+  // Whether generation ends at this id: EOS, EOT and the control tokens that close a turn
+  // (<|im_end|>, <|eot_id|>, <|endoftext|>, ...).
+  virtual bool IsEndOfGeneration(int id) const = 0;
+  // Whether a prompt starts with BOS unless the user says otherwise (add_bos_token).
+  virtual bool add_bos() const = 0;
 
   virtual int vocab_size() const = 0;
   virtual int bos_id() const = 0;  // -1 when the vocabulary has none

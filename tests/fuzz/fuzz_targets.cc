@@ -11,7 +11,8 @@ Target FindTarget(const std::string& name) {
       {"hf_config", HfConfigInput}, {"llama2c", Llama2cInput},
       {"npy", NpyInput},           {"pickle", PickleInput},
       {"pytorch", PytorchInput},   {"safetensors", SafetensorsInput},
-      {"tokenizer", TokenizerInput},
+      {"tokenizer", TokenizerInput},   {"tokenizer_json", TokenizerJsonInput},
+      {"bpe_encode", BpeEncodeInput},
   };
   for (const auto& t : kTargets) {
     if (name == t.name) return t.target;

@@ -15,6 +15,7 @@ namespace toyllm::fuzz {
 using Target = void (*)(const uint8_t* data, size_t size);
 
 void ArgsInput(const uint8_t* data, size_t size);
+void BpeEncodeInput(const uint8_t* data, size_t size);
 void GgufInput(const uint8_t* data, size_t size);
 void HfConfigInput(const uint8_t* data, size_t size);
 void Llama2cInput(const uint8_t* data, size_t size);
@@ -23,6 +24,7 @@ void PickleInput(const uint8_t* data, size_t size);
 void PytorchInput(const uint8_t* data, size_t size);
 void SafetensorsInput(const uint8_t* data, size_t size);
 void TokenizerInput(const uint8_t* data, size_t size);
+void TokenizerJsonInput(const uint8_t* data, size_t size);
 
 // The harness of a corpus folder, tests/fuzz/corpus/<name>/ (e.g. "gguf"), or nullptr.
 Target FindTarget(const std::string& name);

@@ -112,9 +112,9 @@ void RemoveScratchFile(const std::string& name) { unlink((ScratchDir() + "/" + n
 
 void ExerciseModel(const ModelFile& model) {
   CheckViews(model);
-  if (!model.tokenizer_model.empty()) {
+  if (!model.vocabulary.empty()) {
     absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer =
-        LoadSentencePieceModel(model.tokenizer_model, "the model's tokenizer");
+        LoadTokenizer(model.vocabulary, "the model's tokenizer");
     if (tokenizer.ok()) {
       const std::vector<int> ids = (*tokenizer)->Encode("Once upon a time, 它太累了\n", true);
       (*tokenizer)->Decode(ids);

@@ -23,7 +23,8 @@ void TokenizerInput(const uint8_t* data, size_t size) {
     t.Score(id);
     t.Type(id);
   }
-  t.Serialized();
+  t.vocabulary();
+  for (int id : ids) t.Readable(id);
 }
 
 }  // namespace toyllm::fuzz

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
+#include "tokenizer/token_text.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_setup.h"
 #include "tools/inspect/tap_recorder.h"
@@ -24,9 +25,6 @@ std::string Vector(const float* v, int n) {
   return absl::StrCat("[", absl::StrJoin(parts, ", "), n > kShownValues ? absl::StrCat(", … (", n, ")") : "", "]");
 }
 
-std::string TokenText(const Tokenizer& tokenizer, int id) {
-  return absl::StrReplaceAll(tokenizer.Piece(id), {{"\xE2\x96\x81", " "}});
-}
 
 // Terminal columns of a UTF-8 text: CJK and other wide characters take two.
 int Columns(const std::string& text) {

@@ -75,8 +75,11 @@ absl::Status RunGenerate(const std::vector<std::string>& argv) {
   TapRecorder recorder(AttentionTaps(all_layers));
   if (!dump_attention.empty()) model->transformer->set_observer(&recorder);
 
+  // The prompt is echoed as typed: decoding its ids could differ (a character outside the
+  // vocabulary decodes to " ⁇ "); only the continuation comes from the ids.
   TextStream stream(*model->tokenizer);
-  Write(stream.Push(*prompt));
+  stream.Push(*prompt);
+  Write(model_flags.prompt);
   Sampler sampler(sampling);
   std::vector<int> ids = *prompt;
   absl::StatusOr<GenerateStats> stats =

@@ -6,6 +6,7 @@
 #include "runtime/blas.h"
 #include "runtime/cpu_features.h"
 #include "tools/cli/commands.h"
+#include "tools/cli/default_model.h"
 #include "tools/cli/model_setup.h"
 
 namespace toyllm {
@@ -22,8 +23,9 @@ int64_t FileBytes(const ModelFile& model) {
 
 absl::Status RunInfo(const std::vector<std::string>& argv) {
   std::string path;
+  path = DefaultModelPath();
   MemoryFlags memory;
-  std::vector<Flag> flags = {{"-m", "--model", "model file", &path}};
+  std::vector<Flag> flags = {{"-m", "--model", "model file (default: the project's own, " + path + ")", &path}};
   for (Flag& flag : MemoryFlagList(memory)) flags.push_back(flag);
   Args args("info", "Prints a model file's format, hyper-parameters and size, and the kernels that run it.",
             flags);

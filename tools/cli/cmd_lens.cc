@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
+#include "tokenizer/token_text.h"
 #include "tools/cli/ablation_flags.h"
 #include "tools/cli/commands.h"
 #include "tools/inspect/logit_lens.h"
@@ -18,7 +19,7 @@ namespace toyllm {
 namespace {
 
 std::string Quoted(const Tokenizer& tokenizer, int id) {
-  return absl::StrCat("'", absl::StrReplaceAll(tokenizer.Piece(id), {{"\xE2\x96\x81", " "}, {"\n", "\\n"}}), "'");
+  return absl::StrCat("'", absl::StrReplaceAll(TokenText(tokenizer, id), {{"\n", "\\n"}}), "'");
 }
 
 }  // namespace

@@ -5,9 +5,11 @@
 namespace toyllm {
 
 std::vector<int> StopTokens(const Tokenizer& tokenizer) {
+  // The end-of-generation tokens (EOS, EOT, <|im_end|>, ...) end a sequence; the
+  // TinyStories checkpoints also use BOS as the story delimiter.
   std::vector<int> stop;
-  for (int id : {tokenizer.eos_id(), tokenizer.bos_id()}) {
-    if (id >= 0) stop.push_back(id);
+  for (int id = 0; id < tokenizer.vocab_size(); ++id) {
+    if (tokenizer.IsEndOfGeneration(id) || id == tokenizer.bos_id()) stop.push_back(id);
   }
   return stop;
 }

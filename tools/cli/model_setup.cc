@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <fstream>
 #include <iostream>
 #include <thread>
 #include <tuple>
@@ -9,10 +10,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "models/ggml_type.h"
+#include "models/gguf_reader.h"
 #include "tools/cli/default_model.h"
 
 namespace toyllm {
 namespace {
+
+// GGUF files begin with the magic "GGUF", whatever their name.
+bool IsGgufFile(const std::string& path) {
+  std::ifstream file(path, std::ios::binary);
+  char magic[4] = {};
+  return file.read(magic, 4) && std::string(magic, 4) == "GGUF";
+}
 
 bool IsFile(const std::string& path) {
   struct stat st;
@@ -58,8 +67,8 @@ std::vector<Flag> CommonFlags(ModelFlags& f, bool with_context) {
   if (f.model.empty()) f.model = DefaultModelPath();
   std::vector<Flag> flags = {
       {"-m", "--model", "model file (default: the project's own, " + f.model + ")", &f.model},
-      {"", "--tokenizer", "SentencePiece .model (default: tok<vocab>.model or tokenizer.model "
-                          "beside the model)", &f.tokenizer},
+      {"", "--tokenizer", "SentencePiece .model, tokenizer.json or GGUF file (default: the model's "
+                          "own, else tok<vocab>.model or tokenizer.model beside it)", &f.tokenizer},
       {"-p", "--prompt", "prompt text (default: empty, i.e. BOS alone)", &f.prompt},
       {"-t", "--threads", "threads (default: all cores)", &f.threads},
   };
@@ -86,16 +95,28 @@ static absl::StatusOr<std::string> FindTokenizerFile(const ModelFlags& flags, co
       absl::StrJoin(candidates, ", "), ")"));
 }
 
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadAnyTokenizer(const std::string& path) {
+  if (IsGgufFile(path)) {
+    absl::StatusOr<Vocabulary> vocabulary = ReadGgufVocabulary(path);
+    if (!vocabulary.ok()) return vocabulary.status();
+    return LoadTokenizer(*vocabulary, path);
+  }
+  return LoadTokenizerFile(path);
+}
+
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const ModelFlags& flags,
                                                             const ModelFile& model) {
   // A model file that carries its vocabulary (GGUF) needs no tokenizer file.
-  const bool embedded = flags.tokenizer.empty() && !model.tokenizer_model.empty();
+  const bool embedded = flags.tokenizer.empty() && !model.vocabulary.empty();
   absl::StatusOr<std::string> path = embedded ? flags.model : FindTokenizerFile(flags, model);
   if (!path.ok()) return path.status();
   absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer =
-      embedded ? LoadSentencePieceModel(model.tokenizer_model, *path) : LoadSentencePieceFile(*path);
+      embedded ? LoadTokenizer(model.vocabulary, *path) : LoadAnyTokenizer(*path);
   if (!tokenizer.ok()) return tokenizer.status();
-  if ((*tokenizer)->vocab_size() != model.config.vocab_size) {
+  // A byte-level vocabulary may be shorter than the embedding: Qwen pads its 151,669
+  // tokens to 151,936 rows, and tokenizer.json leaves the padding out.
+  const bool padded = (*tokenizer)->vocabulary().model == "gpt2" && (*tokenizer)->vocab_size() < model.config.vocab_size;
+  if ((*tokenizer)->vocab_size() != model.config.vocab_size && !padded) {
     return absl::InvalidArgumentError(absl::StrCat(
         *path, ": the tokenizer has ", (*tokenizer)->vocab_size(), " tokens but the model ",
         flags.model, " has a vocabulary of ", model.config.vocab_size));
@@ -142,7 +163,7 @@ absl::StatusOr<LoadedModel> LoadForInference(const ModelFlags& flags) {
 }
 
 absl::StatusOr<std::vector<int>> EncodePrompt(const LoadedModel& model, const std::string& prompt) {
-  std::vector<int> ids = model.tokenizer->Encode(prompt, /*add_bos=*/true);
+  std::vector<int> ids = model.tokenizer->Encode(prompt, model.tokenizer->add_bos());
   if (ids.empty()) return absl::InvalidArgumentError("the tokenizer has no BOS token and the prompt is empty");
   const int context = model.transformer->context_length();
   if (static_cast<int>(ids.size()) > context) {

@@ -51,7 +51,10 @@ struct LoadedModel {
   std::unique_ptr<Transformer> transformer;
 };
 
-// Loads --tokenizer, or the tokenizer found beside the model (tok<vocab>.model, then
+// A SentencePiece .model, a Hugging Face tokenizer.json or a GGUF file's tokenizer keys.
+absl::StatusOr<std::unique_ptr<Tokenizer>> LoadAnyTokenizer(const std::string& path);
+
+// Loads --tokenizer, or the model's own, or the tokenizer found beside the model (tok<vocab>.model, then
 // tokenizer.model) when none is given, and checks its vocabulary against the model's.
 absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const ModelFlags& flags,
                                                             const ModelFile& model);
@@ -60,7 +63,8 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const ModelFlags& fl
 // with the context -c asks for (warning on stderr when it exceeds the trained length).
 absl::StatusOr<LoadedModel> LoadForInference(const ModelFlags& flags);
 
-// The prompt's token ids with BOS first; an empty prompt is BOS alone. Fails when the
+// The prompt's token ids, with BOS first when the tokenizer adds one; an empty prompt is
+// BOS alone. Fails when the
 // prompt does not fit the context.
 absl::StatusOr<std::vector<int>> EncodePrompt(const LoadedModel& model, const std::string& prompt);
 

@@ -1,13 +1,15 @@
 #include "tools/cli/text_stream.h"
 
+#include "tokenizer/utf8.h"
+
 namespace toyllm {
 namespace {
 
-// SentencePiece decodes the bytes of an unfinished UTF-8 character to U+FFFD; the next
-// byte piece may complete it, so trailing replacement characters are not final yet.
+// SentencePiece decodes the bytes of an unfinished UTF-8 character to U+FFFD, byte-level
+// BPE to the bytes themselves; the next piece may complete it, so neither is final yet.
 size_t FinalLength(const std::string& text) {
   static const std::string kReplacement = "\xEF\xBF\xBD";
-  size_t end = text.size();
+  size_t end = text.size() - IncompleteUtf8Tail(text);
   while (end >= kReplacement.size() &&
          text.compare(end - kReplacement.size(), kReplacement.size(), kReplacement) == 0) {
     end -= kReplacement.size();

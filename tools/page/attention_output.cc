@@ -9,6 +9,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "models/atomic_file.h"
+#include "tokenizer/token_text.h"
 #include "tools/page/attention_page.h"
 #include "tools/inspect/attention_png.h"
 #include "tools/inspect/npy_writer.h"
@@ -32,7 +34,7 @@ absl::StatusOr<AttentionMaps> AssembleMaps(const TapRecorder& recorder, const st
   maps.token_ids = ids;
   for (int id : ids) {
     maps.token_pieces.push_back(tokenizer.Piece(id));
-    maps.token_text.push_back(absl::StrReplaceAll(maps.token_pieces.back(), {{"\xE2\x96\x81", " "}}));
+    maps.token_text.push_back(TokenText(tokenizer, id));
   }
   const size_t t = maps.positions;
   maps.weights.assign(layers.size() * heads.size() * t * t, 0.0f);
