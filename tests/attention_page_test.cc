@@ -679,6 +679,24 @@ TEST(attention_page_Browser, MissingLayerFileIsReportedAndOthersStillDraw) {
   EXPECT_NE(Body(three, "data-error").find("cannot load layer3.js"), std::string::npos)
       << Body(three, "data-error");
   EXPECT_EQ(Body(three, "data-ready"), "<no data-ready>");
+
+  // A file of another layer, and one of another page, are refused with their reason.
+  testing::WriteFile(dir + "/layer3.js", ReadFile(dir + "/layer7.js"));
+  const std::string other = DumpDom(path, "");
+  EXPECT_NE(Body(other, "data-error").find("layer3.js did not hold the weights of layer 3"),
+            std::string::npos) << Body(other, "data-error");
+  AttentionMaps longer = MakeMaps();
+  longer.layers = {3};
+  longer.heads = {0};
+  longer.positions = 1;
+  longer.weights = {1.0f};
+  longer.token_ids.resize(1);
+  longer.token_text.resize(1);
+  longer.token_pieces.resize(1);
+  testing::WriteFile(dir + "/layer3.js", RenderLayerScript(longer, 0));
+  const std::string misfit = DumpDom(path, "");
+  EXPECT_NE(Body(misfit, "data-error").find("the weights of layer 3 do not fit this page"),
+            std::string::npos) << Body(misfit, "data-error");
 }
 
 // A longer context, drawn a pixel per cell: 300 tokens, 2 layers x 4 heads, a head's rows
