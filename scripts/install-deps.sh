@@ -16,6 +16,8 @@ packages=(
   python3-torch          # tests: makes .pt checkpoints; trains models/coref.gguf
   python3-sentencepiece  # tools/coref: the tokenizer of models/coref.gguf
   chromium               # tests: renders the attention page headless
+  chromium-driver python3-selenium  # tests/python/attention_page_browser_test.py and
+                         # scripts/time-attention-page.py drive the page like a user
   pybind11-dev python3-pybind11 python3-dev  # the Python module (python/); skipped when absent
   python3-numpy          # the Python module's arrays and its test
   curl ca-certificates   # fetch-models.sh, only where ../shared is absent

@@ -3,8 +3,11 @@
 //  - WritePng and WriteLayerPng, read back by a small PNG decoder written here (chunks and
 //    their CRCs, zlib, row filters), pixel by pixel;
 //  - WriteAttentionPage: nothing loaded from the network, the inlined JSON read back equal to
-//    the maps, then the page rendered in headless Chromium and its DOM checked (cells drawn,
-//    token labels, the "attends to" lines, no script error), plus a screenshot.
+//    the maps' tokens, each layer's script decoded here (base64, uint16 codes) back to the
+//    maps within the stated precision, and on a real model to attention.npy by numpy; then
+//    the page rendered in headless Chromium and its DOM checked (cells drawn, token labels,
+//    the "attends to" lines, layers loaded only when shown, no script error), plus a
+//    screenshot.
 // Chromium missing skips the browser tests loudly (fails them when TOYLLM_REQUIRE_MODELS=1).
 // The suites' names start with attention_page_ so that `ctest -R attention_page` runs them all.
 #include <fcntl.h>
@@ -17,6 +20,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -32,6 +36,7 @@
 #include "tests/test_env.h"
 #include "tests/test_util.h"
 #include "tools/inspect/attention_maps.h"
+#include "tools/page/attention_layer_script.h"
 #include "tools/page/attention_page.h"
 #include "tools/inspect/attention_png.h"
 #include "tools/inspect/png_writer.h"
@@ -43,6 +48,8 @@ namespace {
 
 using ::toyllm::testing::ModelsRequired;
 using ::toyllm::testing::ReadFile;
+using ::toyllm::testing::Stories260K;
+using ::toyllm::testing::Tok512;
 using ::toyllm::testing::TempDir;
 
 constexpr int kT = 6;
@@ -309,11 +316,62 @@ size_t Count(const std::string& text, const std::string& what) {
   return n;
 }
 
+// A layer script read back: its header, and its weights decoded by a base64 reader of its own.
+struct LayerScript {
+  nlohmann::json header;
+  std::vector<uint16_t> codes;
+  std::string error;  // empty when the file has the documented form
+};
+
+LayerScript ReadLayerScript(const std::string& text) {
+  LayerScript script;
+  const std::string open = "toyllmAttentionLayer(", close = "});\n";
+  if (text.compare(0, open.size(), open) != 0 || text.size() < open.size() + close.size() ||
+      text.compare(text.size() - close.size(), close.size(), close) != 0) {
+    script.error = "not one toyllmAttentionLayer({...}) call";
+    return script;
+  }
+  try {
+    script.header = nlohmann::json::parse(text.substr(open.size(), text.size() - open.size() - 3));
+  } catch (const std::exception& e) {
+    script.error = e.what();
+    return script;
+  }
+  const std::string base64 = script.header["weights"].get<std::string>();
+  const std::string alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string bytes;
+  uint32_t bits = 0;
+  int count = 0;
+  for (char c : base64) {
+    if (c == '=') break;
+    const size_t v = alphabet.find(c);
+    if (v == std::string::npos) {
+      script.error = "not base64";
+      return script;
+    }
+    bits = bits << 6 | static_cast<uint32_t>(v);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      bytes.push_back(static_cast<char>(bits >> count & 0xff));
+    }
+  }
+  if (bytes.size() % 2 != 0) script.error = "an odd number of bytes";
+  for (size_t i = 0; i + 1 < bytes.size(); i += 2) {
+    script.codes.push_back(static_cast<uint8_t>(bytes[i]) | static_cast<uint8_t>(bytes[i + 1]) << 8);
+  }
+  return script;
+}
+
+// The weight a code stands for, as the page reads it.
+double Decoded(uint16_t code) { return code > kAttentionLevels ? NAN : code / 65534.0; }
+
 TEST(attention_page_File, FileIsSelfContainedAndItsJsonIsTheMaps) {
   const AttentionMaps maps = MakeMaps();
-  const std::string path = TempDir() + "/index.html";
-  ASSERT_TRUE(WriteAttentionPage(path, maps, kTitle).ok());
-  const std::string page = ReadFile(path);
+  const std::string dir = TempDir();
+  ASSERT_TRUE(WriteAttentionPage(dir, maps, kTitle).ok());
+  EXPECT_EQ(testing::ListDir(dir), (std::vector<std::string>{"index.html", "layer3.js", "layer7.js"}));
+  const std::string page = ReadFile(dir + "/index.html");
   ASSERT_FALSE(page.empty());
 
   // Nothing to fetch: no URLs, no external scripts, styles, fonts or images.
@@ -336,48 +394,80 @@ TEST(attention_page_File, FileIsSelfContainedAndItsJsonIsTheMaps) {
   EXPECT_EQ(json["token_ids"].get<std::vector<int>>(), maps.token_ids);
   EXPECT_EQ(json["token_text"].get<std::vector<std::string>>(), maps.token_text);
   EXPECT_EQ(json["token_pieces"].get<std::vector<std::string>>(), maps.token_pieces);
-  const nlohmann::json& weights = json["weights"];
-  ASSERT_EQ(weights.size(), 2u);
+  EXPECT_EQ(json["layer_files"], nlohmann::json({"layer3.js", "layer7.js"}));
+  EXPECT_NEAR(json["max_error"].get<double>(), 7.63e-6, 1e-8);
+  EXPECT_FALSE(json.contains("weights"));  // they are in the layer files
+
+  // Each layer's file: the lower triangle of each head, each weight within 0.5 / 65534.
   for (int l = 0; l < 2; ++l) {
-    ASSERT_EQ(weights[l].size(), 3u);
+    SCOPED_TRACE("map layer " + std::to_string(l));
+    const LayerScript script = ReadLayerScript(ReadFile(dir + "/layer" + std::to_string(maps.layers[l]) + ".js"));
+    ASSERT_EQ(script.error, "");
+    EXPECT_EQ(script.header["layer"], maps.layers[l]);
+    EXPECT_EQ(script.header["heads"], nlohmann::json(maps.heads));
+    EXPECT_EQ(script.header["positions"], kT);
+    EXPECT_EQ(script.header["triangle"], true);
+    EXPECT_EQ(script.header["levels"], 65534);
+    ASSERT_EQ(script.codes.size(), 3u * kT * (kT + 1) / 2);
+    size_t at = 0;
+    double worst = 0;
     for (int h = 0; h < 3; ++h) {
-      ASSERT_EQ(weights[l][h].size(), static_cast<size_t>(kT));
       for (int q = 0; q < kT; ++q) {
-        ASSERT_EQ(weights[l][h][q].size(), static_cast<size_t>(kT));
-        for (int k = 0; k < kT; ++k) {
-          // The same float, not merely a close one.
-          EXPECT_EQ(weights[l][h][q][k].get<float>(), maps.at(l, h, q, k))
-              << l << " " << h << " " << q << " " << k;
+        for (int k = 0; k <= q; ++k) {
+          worst = std::max(worst, std::fabs(Decoded(script.codes[at++]) - maps.at(l, h, q, k)));
         }
       }
     }
+    EXPECT_LE(worst, kAttentionMaxError);
+    EXPECT_GT(worst, 0.0);  // quantized: not a copy of the floats that could not fail
   }
-  // Short numbers: a float's shortest form, not its double expansion.
-  EXPECT_NE(text.find("[1,0,0,0,0,0]"), std::string::npos);
-  EXPECT_LT(text.size(), 4000u);
+}
+
+TEST(attention_page_File, FullRowsWhenNotCausalAndNonFiniteWeightsMarked) {
+  AttentionMaps maps = MakeMaps();
+  maps.weights[1] = 0.25f;                    // layer 0, head 0, query 0 -> key 1: above the diagonal
+  maps.weights[kT * kT + kT] = std::nanf("");  // layer 0, head 1, query 1 -> key 0
+  maps.weights[3 * kT * kT + 7] = 2.0f;       // layer 1, head 0, query 1 -> key 1: clamped to 1
+  const std::string dir = TempDir();
+  ASSERT_TRUE(WriteAttentionPage(dir, maps, kTitle).ok());
+  const LayerScript full = ReadLayerScript(ReadFile(dir + "/layer3.js"));
+  ASSERT_EQ(full.error, "");
+  EXPECT_EQ(full.header["triangle"], false);
+  ASSERT_EQ(full.codes.size(), 3u * kT * kT);
+  for (size_t i = 0; i < full.codes.size(); ++i) {
+    if (i == static_cast<size_t>(kT * kT + kT)) {
+      EXPECT_EQ(full.codes[i], 65535);
+    } else {
+      EXPECT_NEAR(Decoded(full.codes[i]), maps.weights[i], kAttentionMaxError) << i;
+    }
+  }
+  const LayerScript clamped = ReadLayerScript(ReadFile(dir + "/layer7.js"));
+  ASSERT_EQ(clamped.error, "");
+  EXPECT_EQ(clamped.header["triangle"], true);
+  EXPECT_EQ(clamped.codes[2], 65534);  // rows 0 (1 key) and 1 (2 keys): the second key of row 1
 }
 
 TEST(attention_page_File, InvalidUtf8BecomesReplacementCharacter) {
   AttentionMaps maps = MakeMaps();
   maps.token_text[4] = "\xe4\xbd";  // half of 你
-  const std::string path = TempDir() + "/index.html";
-  ASSERT_TRUE(WriteAttentionPage(path, maps, "t").ok());
-  const nlohmann::json json = nlohmann::json::parse(InlinedJson(ReadFile(path)));
+  const std::string dir = TempDir();
+  ASSERT_TRUE(WriteAttentionPage(dir, maps, "t").ok());
+  const nlohmann::json json = nlohmann::json::parse(InlinedJson(ReadFile(dir + "/index.html")));
   EXPECT_EQ(json["token_text"][4], "\xef\xbf\xbd");
 }
 
 TEST(attention_page_File, RejectsMapsOfTheWrongShape) {
-  const std::string path = TempDir() + "/index.html";
+  const std::string dir = TempDir();
   AttentionMaps maps = MakeMaps();
   maps.token_text.pop_back();
-  EXPECT_EQ(WriteAttentionPage(path, maps, "t").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(WriteAttentionPage(dir, maps, "t").code(), absl::StatusCode::kInvalidArgument);
   maps = MakeMaps();
   maps.weights.resize(10);
-  EXPECT_EQ(WriteAttentionPage(path, maps, "t").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(WriteAttentionPage(dir, maps, "t").code(), absl::StatusCode::kInvalidArgument);
   maps = MakeMaps();
   maps.heads.clear();
-  EXPECT_EQ(WriteAttentionPage(path, maps, "t").code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_FALSE(testing::PathExists(path));
+  EXPECT_EQ(WriteAttentionPage(dir, maps, "t").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(testing::ListDir(dir), std::vector<std::string>{});
 }
 
 // ---------------------------------------------------------------------------------------
@@ -509,15 +599,16 @@ std::vector<int> TopKeys(const std::string& dom) {
 TEST(attention_page_Browser, OneHeadWithTokensLinesAndTopWeights) {
   REQUIRE_CHROMIUM(ChromiumPath());
   const AttentionMaps maps = MakeMaps();
-  const std::string path = TempDir() + "/index.html";
-  ASSERT_TRUE(WriteAttentionPage(path, maps, kTitle).ok());
-  const std::string dom = DumpDom(path, "");
+  const std::string dir = TempDir();
+  ASSERT_TRUE(WriteAttentionPage(dir, maps, kTitle).ok());
+  const std::string dom = DumpDom(dir + "/index.html", "");
   ASSERT_FALSE(dom.empty());
 
   EXPECT_EQ(Body(dom, "data-ready"), "1");
   EXPECT_EQ(Body(dom, "data-error"), "<no data-error>") << dom.substr(0, 2000);
   // The first view: map layer 0 (model layer 3), head 0, the last token focused.
   EXPECT_EQ(Body(dom, "data-layer"), "3");
+  EXPECT_EQ(Body(dom, "data-loaded"), "3");  // layer 7's file is not read until it is shown
   EXPECT_EQ(Body(dom, "data-head"), "0");
   EXPECT_EQ(Body(dom, "data-cells"), std::to_string(kT * kT));
   EXPECT_EQ(Body(dom, "data-query"), "5");
@@ -547,13 +638,14 @@ TEST(attention_page_Browser, OneHeadWithTokensLinesAndTopWeights) {
 TEST(attention_page_Browser, AllHeadsAndAnotherQueryFromTheAddress) {
   REQUIRE_CHROMIUM(ChromiumPath());
   const AttentionMaps maps = MakeMaps();
-  const std::string path = TempDir() + "/index.html";
-  ASSERT_TRUE(WriteAttentionPage(path, maps, kTitle).ok());
+  const std::string dir = TempDir(), path = dir + "/index.html";
+  ASSERT_TRUE(WriteAttentionPage(dir, maps, kTitle).ok());
 
   const std::string all = DumpDom(path, "#layer=7&head=all");
   EXPECT_EQ(Body(all, "data-ready"), "1");
   EXPECT_EQ(Body(all, "data-error"), "<no data-error>");
   EXPECT_EQ(Body(all, "data-layer"), "7");
+  EXPECT_EQ(Body(all, "data-loaded"), "7");
   EXPECT_EQ(Body(all, "data-head"), "all");
   EXPECT_EQ(Body(all, "data-cells"), std::to_string(3 * kT * kT));
   EXPECT_EQ(Count(all, "class=\"head-map\""), 3u);
@@ -572,10 +664,134 @@ TEST(attention_page_Browser, AllHeadsAndAnotherQueryFromTheAddress) {
   EXPECT_EQ(TopKeys(one), KeysByWeight(maps, 1, 2, 2));
 }
 
+TEST(attention_page_Browser, MissingLayerFileIsReportedAndOthersStillDraw) {
+  REQUIRE_CHROMIUM(ChromiumPath());
+  const std::string dir = TempDir(), path = dir + "/index.html";
+  ASSERT_TRUE(WriteAttentionPage(dir, MakeMaps(), kTitle).ok());
+  ASSERT_EQ(std::remove((dir + "/layer3.js").c_str()), 0);
+
+  const std::string seven = DumpDom(path, "#layer=7&head=0");  // never needs layer 3
+  EXPECT_EQ(Body(seven, "data-error"), "<no data-error>");
+  EXPECT_EQ(Body(seven, "data-ready"), "1");
+  EXPECT_EQ(Body(seven, "data-cells"), std::to_string(kT * kT));
+
+  const std::string three = DumpDom(path, "");
+  EXPECT_NE(Body(three, "data-error").find("cannot load layer3.js"), std::string::npos)
+      << Body(three, "data-error");
+  EXPECT_EQ(Body(three, "data-ready"), "<no data-ready>");
+
+  // A file of another layer, and one of another page, are refused with their reason.
+  testing::WriteFile(dir + "/layer3.js", ReadFile(dir + "/layer7.js"));
+  const std::string other = DumpDom(path, "");
+  EXPECT_NE(Body(other, "data-error").find("layer3.js did not hold the weights of layer 3"),
+            std::string::npos) << Body(other, "data-error");
+  AttentionMaps longer = MakeMaps();
+  longer.layers = {3};
+  longer.heads = {0};
+  longer.positions = 1;
+  longer.weights = {1.0f};
+  longer.token_ids.resize(1);
+  longer.token_text.resize(1);
+  longer.token_pieces.resize(1);
+  testing::WriteFile(dir + "/layer3.js", RenderLayerScript(longer, 0));
+  const std::string misfit = DumpDom(path, "");
+  EXPECT_NE(Body(misfit, "data-error").find("the weights of layer 3 do not fit this page"),
+            std::string::npos) << Body(misfit, "data-error");
+}
+
+// A longer context, drawn a pixel per cell: 300 tokens, 2 layers x 4 heads, a head's rows
+// peaked at key (q * (h + 1)) % (q + 1) over a flat rest.
+TEST(attention_page_Browser, LongContextDrawsEveryCellAndItsTopWeights) {
+  REQUIRE_CHROMIUM(ChromiumPath());
+  constexpr int kLong = 300;
+  AttentionMaps maps;
+  maps.layers = {0, 1};
+  maps.heads = {0, 1, 2, 3};
+  maps.positions = kLong;
+  for (int q = 0; q < kLong; ++q) {
+    maps.token_ids.push_back(q);
+    maps.token_text.push_back("t" + std::to_string(q));
+  }
+  for (int l = 0; l < 2; ++l) {
+    for (int h = 0; h < 4; ++h) {
+      for (int q = 0; q < kLong; ++q) {
+        std::vector<float> row(kLong, 0.0f);
+        const int peak = (q * (h + 1) + l) % (q + 1);
+        for (int k = 0; k <= q; ++k) row[k] = (k == peak ? 0.5f : 0.0f) + 0.5f / (q + 1) * (1 + k % 3) / 2;
+        maps.weights.insert(maps.weights.end(), row.begin(), row.end());
+      }
+    }
+  }
+  const std::string dir = TempDir();
+  ASSERT_TRUE(WriteAttentionPage(dir, maps, "long").ok());
+  const std::string grid = DumpDom(dir + "/index.html", "#layer=1&head=all&query=250");
+  EXPECT_EQ(Body(grid, "data-error"), "<no data-error>");
+  EXPECT_EQ(Body(grid, "data-ready"), "1");
+  EXPECT_EQ(Body(grid, "data-loaded"), "1");
+  EXPECT_EQ(Body(grid, "data-cells"), std::to_string(4 * kLong * kLong));
+  EXPECT_EQ(Body(grid, "data-query"), "250");
+
+  const std::string one = DumpDom(dir + "/index.html", "#layer=0&head=2&query=250");
+  EXPECT_EQ(Body(one, "data-error"), "<no data-error>");
+  EXPECT_EQ(Body(one, "data-cells"), std::to_string(kLong * kLong));
+  EXPECT_EQ(Attribute(one, "canvas", "id=\"heatmap\"", "data-rows"), std::to_string(kLong));
+  const std::vector<int> top = TopKeys(one);
+  ASSERT_EQ(top.size(), 5u);
+  EXPECT_EQ(top[0], (250 * 3) % 251);  // the peak
+  char weight[16];
+  std::snprintf(weight, sizeof(weight), "%.3f", maps.at(0, 2, 250, top[0]));
+  EXPECT_NE(one.find(std::string("<span class=\"val\">") + weight + "</span>"), std::string::npos) << weight;
+}
+
+// `toyllm attention` on stories260K: numpy decodes every layer file back to attention.npy.
+TEST(attention_page_Cli, LayerFilesDecodeToTheNpyWithinThePrecision) {
+  TOYLLM_REQUIRE_FILE(Stories260K());
+  TOYLLM_REQUIRE_FILE(Tok512());
+  if (access("/usr/bin/python3", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/python3 with numpy";
+  const std::string dir = TempDir() + "/maps";
+  const testing::RunResult run = testing::RunToyllm(
+      {"attention", "-m", Stories260K(), "--tokenizer", Tok512(), "-p",
+       "Lily saw a big dog. She was scared of it because it was loud.", "--layers", "1,4",
+       "--heads", "0,3-5", "-o", dir});
+  ASSERT_TRUE(testing::Succeeds(run)) << testing::Describe(run);
+  EXPECT_EQ(testing::ListDir(dir), (std::vector<std::string>{"attention.npy", "index.html", "layer1.js",
+                                                             "layer1.png", "layer4.js", "layer4.png",
+                                                             "tokens.json"}));
+  const std::string script = dir + "/check.py";
+  testing::WriteFile(script, R"(import base64, json, sys
+import numpy as np
+folder = sys.argv[1]
+maps = np.load(folder + "/attention.npy")
+L, H, T, _ = maps.shape
+worst = 0.0
+for i, layer in enumerate([1, 4]):
+    text = open(folder + "/layer%d.js" % layer).read()
+    f = json.loads(text[len("toyllmAttentionLayer("):-len(");\n")])
+    assert f["layer"] == layer and f["heads"] == [0, 3, 4, 5] and f["positions"] == T, f
+    assert f["triangle"] and f["levels"] == 65534
+    codes = np.frombuffer(base64.b64decode(f["weights"]), dtype="<u2")
+    rows, cols = np.tril_indices(T)
+    assert codes.size == H * rows.size, codes.size
+    decoded = codes.reshape(H, rows.size).astype(np.float64) / 65534
+    assert np.all(np.triu(maps[i], 1) == 0)
+    worst = max(worst, float(np.abs(decoded - maps[i][:, rows, cols]).max()))
+print("max error %.3g" % worst)
+sys.exit(0 if 0 < worst <= 0.5 / 65534 else 1)
+)");
+  FILE* pipe = popen(("/usr/bin/python3 " + script + " " + dir + " 2>&1").c_str(), "r");
+  ASSERT_NE(pipe, nullptr);
+  std::string out;
+  char buffer[4096];
+  while (size_t n = fread(buffer, 1, sizeof(buffer), pipe)) out.append(buffer, n);
+  EXPECT_EQ(pclose(pipe), 0) << out;
+  EXPECT_NE(out.find("max error"), std::string::npos) << out;
+  std::cout << out;
+}
+
 TEST(attention_page_Browser, Screenshot) {
   REQUIRE_CHROMIUM(ChromiumPath());
   const std::string dir = TempDir();
-  ASSERT_TRUE(WriteAttentionPage(dir + "/index.html", MakeMaps(), kTitle).ok());
+  ASSERT_TRUE(WriteAttentionPage(dir, MakeMaps(), kTitle).ok());
   const std::string shot = dir + "/page.png";
   const Browser run = RunChromium("file://" + dir + "/index.html",
                                   {"--screenshot=" + shot, "--window-size=1200,900",

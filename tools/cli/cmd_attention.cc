@@ -1,5 +1,5 @@
 // toyllm attention: per-layer, per-head attention maps of a prompt, as files to load
-// (attention.npy, tokens.json) and to look at (index.html, layerN.png).
+// (attention.npy, tokens.json) and to look at (index.html with layerN.js, layerN.png).
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -25,7 +25,8 @@ absl::Status RunAttention(const std::vector<std::string>& argv) {
   Args args("attention",
             "Runs the prompt through the model and writes every chosen head's attention map:\n"
             "attention.npy float32 [layers, heads, T, T] (row i: query position i's softmax\n"
-            "weights over the keys), tokens.json, index.html and layerN.png.",
+            "weights over the keys), tokens.json, index.html with the weights it shows per\n"
+            "layer in layerN.js, and layerN.png.",
             flags);
   if (absl::StatusOr<bool> run = args.Parse(argv); !run.ok() || !*run) return run.status();
   if (output.empty()) return absl::InvalidArgumentError("no output folder given (-o DIR)");
@@ -51,7 +52,7 @@ absl::Status RunAttention(const std::vector<std::string>& argv) {
   if (absl::Status s = WriteAttentionFolder(output, *maps, config, model_flags.model); !s.ok()) return s;
   std::cerr << "wrote " << output << "/: attention.npy [" << layers->size() << ", " << heads->size()
             << ", " << prompt->size() << ", " << prompt->size() << "], tokens.json, index.html, "
-            << layers->size() << " layer PNGs\n";
+            << layers->size() << " layer scripts and PNGs\n";
   return absl::OkStatus();
 }
 

@@ -46,9 +46,11 @@ absl::Status WritePng(const std::string& path, int width, int height,
     raw.push_back(0);
     raw.insert(raw.end(), rgb.begin() + y * row_bytes, rgb.begin() + (y + 1) * row_bytes);
   }
+  // zlib's default level, not its best: on a layer of 32 heads x 512 tokens (114 MB of
+  // pixels) the best takes 32 s for a file 0.7 MB smaller than the default's 4.5 s.
   uLongf compressed_size = compressBound(raw.size());
   std::vector<uint8_t> compressed(compressed_size);
-  if (compress2(compressed.data(), &compressed_size, raw.data(), raw.size(), Z_BEST_COMPRESSION) !=
+  if (compress2(compressed.data(), &compressed_size, raw.data(), raw.size(), Z_DEFAULT_COMPRESSION) !=
       Z_OK) {
     return absl::ResourceExhaustedError(absl::StrCat(path, ": zlib could not compress the image"));
   }

@@ -82,7 +82,7 @@ absl::Status WriteAttentionFolder(const std::string& dir, const AttentionMaps& m
   const std::string json = tokens.dump(1, ' ', /*ensure_ascii=*/false,
                                        nlohmann::json::error_handler_t::replace);
   if (absl::Status s = WriteTextFile(dir + "/tokens.json", json); !s.ok()) return s;
-  if (absl::Status s = WriteAttentionPage(dir + "/index.html", maps, model_path); !s.ok()) return s;
+  if (absl::Status s = WriteAttentionPage(dir, maps, model_path); !s.ok()) return s;
   for (size_t li = 0; li < maps.layers.size(); ++li) {
     const std::string png = absl::StrCat(dir, "/layer", maps.layers[li], ".png");
     if (absl::Status s = WriteLayerPng(png, maps, static_cast<int>(li)); !s.ok()) return s;

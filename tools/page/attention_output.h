@@ -1,5 +1,6 @@
 // The files `toyllm attention` and `generate --dump-attention` write into a folder:
-// attention.npy [layers, heads, T, T], tokens.json, index.html and one layerN.png per layer.
+// attention.npy [layers, heads, T, T], tokens.json, index.html, and per layer N the page's
+// layerN.js and a picture, layerN.png.
 #ifndef TOYLLM_TOOLS_PAGE_ATTENTION_OUTPUT_H_
 #define TOYLLM_TOOLS_PAGE_ATTENTION_OUTPUT_H_
 
