@@ -26,6 +26,8 @@ struct ModelFile {
 
   // A SentencePiece ModelProto the file carries (GGUF), or empty.
   std::string tokenizer_model;
+  // The Jinja2 chat template the file carries (GGUF tokenizer.chat_template), or empty.
+  std::string chat_template;
 
   // What `toyllm info` lists for formats that describe themselves (GGUF).
   std::vector<std::pair<std::string, std::string>> metadata;  // key, rendered value

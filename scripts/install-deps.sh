@@ -14,6 +14,9 @@ packages=(
   python3-torch          # tests: makes .pt checkpoints; trains models/coref.gguf
   python3-sentencepiece  # tools/coref: the tokenizer of models/coref.gguf
   chromium               # tests: renders the attention page headless
+  libcpp-httplib-dev     # toyllm serve: the HTTP server
+  python3-requests       # tests: the HTTP client driving toyllm serve (tests/server_api_test.py)
+  python3-jinja2         # tests: the reference renderer of the chat templates
   curl ca-certificates   # fetch-models.sh, only where ../shared is absent
   clang libclang-rt-14-dev  # fuzz.sh: libFuzzer, and ASan/UBSan for clang
 )

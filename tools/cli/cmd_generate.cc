@@ -8,7 +8,7 @@
 #include "tools/page/attention_output.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_setup.h"
-#include "tools/cli/text_stream.h"
+#include "tokenizer/text_stream.h"
 
 namespace toyllm {
 namespace {

@@ -12,12 +12,14 @@ namespace toyllm {
 
 absl::Status RunAttention(const std::vector<std::string>& args);
 absl::Status RunBench(const std::vector<std::string>& args);
+absl::Status RunChat(const std::vector<std::string>& args);
 absl::Status RunConvert(const std::vector<std::string>& args);
 absl::Status RunExplain(const std::vector<std::string>& args);
 absl::Status RunGenerate(const std::vector<std::string>& args);
 absl::Status RunInfo(const std::vector<std::string>& args);
 absl::Status RunLens(const std::vector<std::string>& args);
 absl::Status RunLogits(const std::vector<std::string>& args);
+absl::Status RunServe(const std::vector<std::string>& args);
 absl::Status RunTokenize(const std::vector<std::string>& args);
 
 }  // namespace toyllm
