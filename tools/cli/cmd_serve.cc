@@ -1,7 +1,9 @@
 // toyllm serve: the OpenAI-compatible server (tools/server/) over a model, until SIGTERM
 // or Ctrl-C, which end every stream cleanly and exit 0.
-#include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 #include <iostream>
 #include <thread>
@@ -13,6 +15,16 @@
 #include "tools/server/server.h"
 
 namespace toyllm {
+namespace {
+
+int g_signal_pipe[2] = {-1, -1};
+
+void OnStopSignal(int) {
+  const char byte = 1;
+  (void)!write(g_signal_pipe[1], &byte, 1);
+}
+
+}  // namespace
 
 absl::Status RunServe(const std::vector<std::string>& argv) {
   ModelFlags model_flags;
@@ -43,20 +55,22 @@ absl::Status RunServe(const std::vector<std::string>& argv) {
   if (!chat.ok()) return chat.status();
   options.model_name = model_flags.model.substr(model_flags.model.rfind('/') + 1);
 
-  // SIGTERM and SIGINT are taken by a thread of their own (every thread started after this
-  // inherits the mask), which stops the server from outside the signal handler's limits.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   absl::StatusOr<std::unique_ptr<Server>> server =
       Server::Create(*model->file, *model->tokenizer, chat->chat_template, options);
   if (!server.ok()) return server.status();
-  std::thread([signals, s = server->get()] {
-    int received = 0;
-    sigwait(&signals, &received);
-    std::cerr << "toyllm serve: signal " << received << ", finishing streams and stopping\n";
+  // SIGTERM and SIGINT may land on any thread (OpenBLAS starts its own); the handler only
+  // writes a byte, and a thread of ours stops the server outside the handler's limits.
+  if (pipe(g_signal_pipe) != 0) return absl::InternalError("cannot create the signal pipe");
+  struct sigaction action = {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+  std::thread([s = server->get()] {
+    char byte;
+    while (read(g_signal_pipe[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    std::cerr << "toyllm serve: stopping; open streams end now\n";
     s->Stop();
   }).detach();
   return (*server)->Run([&](int port) {
