@@ -26,7 +26,7 @@ struct RenderError {
 
 constexpr int64_t kMaxSteps = 2'000'000;    // nodes and loop iterations per render
 constexpr size_t kMaxOutput = 16u << 20;    // bytes a render may produce
-constexpr int kMaxDepth = 64;               // nested macro calls
+constexpr int kMaxDepth = 16;               // nested macro calls
 
 enum class Flow { kNormal, kBreak, kContinue };
 

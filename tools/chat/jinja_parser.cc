@@ -24,6 +24,12 @@ struct Segment {
   int line;
 };
 
+// Bounds that keep the recursive parser and interpreter within a thread's stack whatever
+// the input: tokens in one tag (a chain a+b+c+... nests one level per operator), nested
+// parentheses, brackets and unary operators, and nested blocks.
+constexpr size_t kMaxTagTokens = 2048;
+constexpr int kMaxNesting = 64;
+
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 
 absl::Status ErrorAt(int line, const std::string& what) {
@@ -98,6 +104,7 @@ absl::StatusOr<std::vector<Token>> LexTag(std::string_view src, size_t& i, std::
       if (!found) return ErrorAt(line, absl::StrCat("unexpected character '", std::string(1, c), "'"));
     }
   }
+  if (tokens.size() > kMaxTagTokens) return ErrorAt(line, "the tag is too long");
   tokens.push_back({Token::Kind::kEnd, "", nullptr});
   return tokens;
 }
@@ -230,7 +237,16 @@ class ExprParser {
     return e;
   }
 
+  // Counts one level of nesting while it lives.
+  struct Nested {
+    explicit Nested(int& depth) : depth(++depth) {}
+    ~Nested() { --depth; }
+    int& depth;
+  };
+
   absl::StatusOr<ExprPtr> Ternary() {
+    Nested nested(depth_);
+    if (depth_ > kMaxNesting) return Error("expressions nest too deeply");
     absl::StatusOr<ExprPtr> a = Or();
     if (!a.ok()) return a;
     while (AcceptName("if")) {
@@ -269,6 +285,8 @@ class ExprParser {
     return a;
   }
   absl::StatusOr<ExprPtr> Not() {
+    Nested nested(depth_);
+    if (depth_ > kMaxNesting) return Error("expressions nest too deeply");
     if (AcceptName("not")) {
       absl::StatusOr<ExprPtr> a = Not();
       if (!a.ok()) return a;
@@ -342,6 +360,8 @@ class ExprParser {
     return a;
   }
   absl::StatusOr<ExprPtr> Unary() {
+    Nested nested(depth_);
+    if (depth_ > kMaxNesting) return Error("expressions nest too deeply");
     if (IsOp("-") || IsOp("+")) {
       const std::string op = tokens_[pos_++].text;
       absl::StatusOr<ExprPtr> a = Unary();
@@ -521,6 +541,7 @@ class ExprParser {
   const std::vector<Token>& tokens_;
   size_t pos_ = 0;
   const int line_;
+  int depth_ = 0;
 };
 
 // Builds the statement tree from the segments, one block at a time.
@@ -531,6 +552,14 @@ class TreeBuilder {
   // Parses nodes until a statement whose keyword is in `ends` (left unconsumed, its name in
   // *end) or the end of the template (allowed only at the top).
   absl::Status Block(Body& body, const std::vector<std::string>& ends, std::string* end) {
+    if (++depth_ > kMaxNesting) return ErrorAt(next_ > 0 ? segments_[next_ - 1].line : 0, "blocks nest too deeply");
+    const absl::Status status = BlockBody(body, ends, end);
+    --depth_;
+    return status;
+  }
+
+ private:
+  absl::Status BlockBody(Body& body, const std::vector<std::string>& ends, std::string* end) {
     while (next_ < segments_.size()) {
       Segment& seg = segments_[next_];
       if (seg.kind == Segment::Kind::kText) {
@@ -573,7 +602,6 @@ class TreeBuilder {
     return absl::OkStatus();
   }
 
- private:
   // Consumes the statement that ended a block and checks it has nothing after its keyword.
   absl::Status EndTag() {
     ExprParser p(segments_[next_].tokens, segments_[next_].line);
@@ -713,6 +741,7 @@ class TreeBuilder {
 
   std::vector<Segment> segments_;
   size_t next_ = 0;
+  int depth_ = 0;
 };
 
 }  // namespace

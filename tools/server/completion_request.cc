@@ -1,5 +1,6 @@
 #include "tools/server/completion_request.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -92,9 +93,35 @@ absl::Status ReadMessages(const json& body, nlohmann::ordered_json* messages) {
   return absl::OkStatus();
 }
 
+// The deepest nesting of arrays and objects in JSON text, strings skipped. Printing a
+// parsed value recurses once per level, so the body's nesting is bounded first.
+int NestingDepth(std::string_view text) {
+  int depth = 0, deepest = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') ++i;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+constexpr int kMaxNesting = 64;
+
 }  // namespace
 
 absl::StatusOr<json> ParseJsonObject(std::string_view body) {
+  if (NestingDepth(body) > kMaxNesting) {
+    return absl::InvalidArgumentError(absl::StrCat("the body nests deeper than ", kMaxNesting, " levels"));
+  }
   // nlohmann's parser rejects malformed UTF-8 in strings as well as malformed JSON.
   json parsed = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) return absl::InvalidArgumentError("the body is not valid JSON (UTF-8)");
