@@ -14,6 +14,8 @@ packages=(
   python3-torch          # tests: makes .pt checkpoints; trains models/coref.gguf
   python3-sentencepiece  # tools/coref: the tokenizer of models/coref.gguf
   chromium               # tests: renders the attention page headless
+  python3-numpy          # tests: reads attention.npy in tests/live_page_test.py
+  chromium-driver python3-selenium  # tests: drives toyllm serve's live page (tests/live_page_test.py)
   libcpp-httplib-dev     # toyllm serve: the HTTP server
   python3-requests       # tests: the HTTP client driving toyllm serve (tests/server_api_test.py)
   python3-jinja2         # tests: the reference renderer of the chat templates

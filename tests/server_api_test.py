@@ -19,7 +19,7 @@ import unittest
 
 import requests
 
-TOYLLM = sys.argv[1] if len(sys.argv) > 1 else "build/toyllm"
+TOYLLM = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else "build/toyllm"
 MODELS = os.environ.get("TOYLLM_MODELS") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../shared/models")
 STORIES = ["-m", os.path.join(MODELS, "stories260K/stories260K.bin"), "--tokenizer", os.path.join(MODELS, "stories260K/tok512.model")]
 PROMPT = "Once upon a time"

@@ -11,6 +11,8 @@
 #include "tools/server/api_error.h"
 #include "tools/server/completion.h"
 #include "tools/server/completion_request.h"
+#include "tools/server/inspect.h"
+#include "tools/server/live_page_html.h"
 #include "tools/server/metrics.h"
 #include "tools/server/slot_pool.h"
 
@@ -44,6 +46,8 @@ class HttpServer : public Server {
   // The request's body as a JSON object, after the content-type check; else answers 4xx.
   absl::StatusOr<json> JsonBody(const httplib::Request& req);
   void Complete(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
+  // POST /v1/inspect/attention and /v1/inspect/lens: {"prompt", "position", "top"}.
+  void Inspect(const httplib::Request& req, httplib::Response& res, bool lens);
   json Choice(Endpoint endpoint, const CompletionDelta& delta, bool streaming) const;
   json Logprobs(Endpoint endpoint, const std::vector<TokenLogprob>& logprobs) const;
   absl::StatusOr<std::vector<int>> PromptIds(const CompletionRequest& request) const;
@@ -226,6 +230,33 @@ void HttpServer::Complete(const httplib::Request& req, httplib::Response& res, E
       });
 }
 
+void HttpServer::Inspect(const httplib::Request& req, httplib::Response& res, bool lens) {
+  absl::StatusOr<json> body = JsonBody(req);
+  if (!body.ok()) return Fail(res, body.status());
+  auto prompt = body->find("prompt");
+  if (prompt == body->end() || !prompt->is_string()) {
+    return Fail(res, absl::InvalidArgumentError("'prompt' must be a string"));
+  }
+  const std::vector<int> ids = tokenizer_.Encode(prompt->get<std::string>(), /*add_bos=*/true);
+  int64_t position = static_cast<int64_t>(ids.size()) - 1, top = 5;
+  for (auto [name, value] : {std::pair<const char*, int64_t*>{"position", &position}, {"top", &top}}) {
+    auto it = body->find(name);
+    if (it == body->end()) continue;
+    if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > 1 << 20) {
+      return Fail(res, absl::InvalidArgumentError(absl::StrCat("'", name, "' must be a small non-negative integer")));
+    }
+    *value = it->get<int64_t>();
+  }
+  SlotPool::Lease lease = pool_.Acquire();
+  if (!lease) return Fail(res, absl::UnavailableError("every slot is busy and the queue is full; retry later"));
+  absl::StatusOr<json> answer =
+      lens ? InspectLens(lease.transformer(), pool_.turns(), model_, tokenizer_, ids, static_cast<int>(position),
+                         static_cast<int>(top))
+           : InspectAttention(lease.transformer(), pool_.turns(), tokenizer_, ids);
+  if (!answer.ok()) return Fail(res, answer.status());
+  res.set_content(Dump(*answer), "application/json");
+}
+
 void HttpServer::Routes() {
   http_.set_payload_max_length(options_.max_body_bytes);
   http_.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
@@ -252,6 +283,15 @@ void HttpServer::Routes() {
   });
   http_.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
     Complete(req, res, Endpoint::kChat);
+  });
+  http_.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(kLivePageHtml, "text/html; charset=utf-8");
+  });
+  http_.Post("/v1/inspect/attention", [this](const httplib::Request& req, httplib::Response& res) {
+    Inspect(req, res, /*lens=*/false);
+  });
+  http_.Post("/v1/inspect/lens", [this](const httplib::Request& req, httplib::Response& res) {
+    Inspect(req, res, /*lens=*/true);
   });
   http_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
     json model = {{"id", options_.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "toyllm"},

@@ -1,6 +1,7 @@
 // toyllm serve: an OpenAI-compatible HTTP server (cpp-httplib) over one model with -np
 // slots. Routes: POST /v1/completions, /v1/chat/completions (JSON or server-sent events),
-// GET /v1/models, POST /tokenize, /detokenize, GET /health, GET /metrics.
+// GET /v1/models, POST /tokenize, /detokenize, GET /health, GET /metrics; and the live
+// attention page, GET /, with the routes behind it, POST /v1/inspect/attention and /lens.
 #ifndef TOYLLM_TOOLS_SERVER_SERVER_H_
 #define TOYLLM_TOOLS_SERVER_SERVER_H_
 
