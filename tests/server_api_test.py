@@ -162,6 +162,33 @@ class ApiTest(unittest.TestCase):
         self.assertEqual(content[0]["top_logprobs"][0]["token"], content[0]["token"])
         self.assertEqual(bytes(content[0]["bytes"]).decode(), content[0]["token"])
 
+    def test_inspect_routes_agree(self):
+        attention = self.server.post("/v1/inspect/attention", {"prompt": PROMPT}).json()
+        t = attention["positions"]
+        self.assertEqual(attention["token_ids"], self.server.post("/tokenize", {"content": PROMPT, "add_special": True}).json()["tokens"])
+        for layer, head, q in [(0, 0, t - 1), (len(attention["layers"]) - 1, len(attention["heads"]) - 1, 2)]:
+            row = attention["weights"][layer][head][q]
+            self.assertAlmostEqual(sum(row), 1.0, places=5)
+            self.assertTrue(all(w == 0 for w in row[q + 1:]))  # causal
+            e = self.server.post("/v1/inspect/explain", {"prompt": PROMPT, "layer": layer, "head": head,
+                                                         "position": q}).json()
+            self.assertEqual(e["weights"], row[:q + 1])
+            # softmax of the scaled scores, and Σ weight·v, recomputed here
+            scores = e["scaled_scores"]
+            exps = [pow(2.718281828459045, s - max(scores)) for s in scores]
+            for w, x in zip(e["weights"], exps):
+                self.assertAlmostEqual(w, x / sum(exps), places=5)
+            for i, o in enumerate(e["out"]):
+                self.assertAlmostEqual(o, sum(w * v[i] for w, v in zip(e["weights"], e["v"])), places=4)
+        lens = self.server.post("/v1/inspect/lens", {"prompt": PROMPT, "position": t - 1, "top": 1}).json()
+        final = lens["stages"][-1]["top"][0]["id"]
+        greedy = self.server.post("/v1/completions", {"prompt": PROMPT, "max_tokens": 1, "temperature": 0,
+                                                      "logprobs": 0}).json()["choices"][0]["logprobs"]["tokens"][0]
+        self.assertEqual(lens["stages"][-1]["top"][0]["token"], greedy)  # the last stage is the real prediction
+        self.assertGreaterEqual(final, 0)
+        self.assert_error(self.server.post("/v1/inspect/explain", {"prompt": PROMPT, "layer": 99}), 400)
+        self.assert_error(self.server.post("/v1/inspect/lens", {"prompt": PROMPT, "position": 999}), 400)
+
     def test_stop_strings_cut_the_text(self):
         body = {"prompt": PROMPT, "max_tokens": 40, "temperature": 0}
         text = self.server.post("/v1/completions", body).json()["choices"][0]["text"]

@@ -1,7 +1,7 @@
 // toyllm explain: one attention computation step by step, as the article does it by hand:
 // each token's x, its q, k and v, the scores q·k, their scaling by √d_k, the softmax
 // weights and the weighted sum of values. Every number is the forward pass's own (taps).
-#include <cmath>
+#include <algorithm>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -11,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_setup.h"
+#include "tools/inspect/explain.h"
 #include "tools/inspect/tap_recorder.h"
 
 namespace toyllm {
@@ -90,81 +91,60 @@ absl::Status RunExplain(const std::vector<std::string>& argv) {
   absl::StatusOr<LoadedModel> model = LoadForInference(model_flags);
   if (!model.ok()) return model.status();
   const ModelConfig& c = model->file->config;
-  if (layer < 0 || layer >= c.n_layers) {
-    return absl::InvalidArgumentError(absl::StrCat("--layer: ", layer, " is outside 0..", c.n_layers - 1));
-  }
-  if (head < 0 || head >= c.n_heads) {
-    return absl::InvalidArgumentError(absl::StrCat("--head: ", head, " is outside 0..", c.n_heads - 1));
-  }
   absl::StatusOr<std::vector<int>> ids = EncodePrompt(*model, model_flags.prompt);
   if (!ids.ok()) return ids.status();
   const Tokenizer& tokenizer = *model->tokenizer;
   absl::StatusOr<int> query = QueryPosition(*ids, tokenizer, token, position);
   if (!query.ok()) return query.status();
 
-  // The block's input is the embedding for layer 0 and the previous block's output after.
-  const std::pair<Tap, int> input = layer == 0 ? std::pair{Tap::kEmbed, -1} : std::pair{Tap::kResidPost, layer - 1};
-  TapRecorder recorder({input, {Tap::kAttnNorm, layer}, {Tap::kQRaw, layer}, {Tap::kKRaw, layer},
-                        {Tap::kQ, layer}, {Tap::kK, layer},
-                        {Tap::kV, layer}, {Tap::kScores, layer}, {Tap::kWeights, layer},
-                        {Tap::kKqvOut, layer}});
+  TapRecorder recorder(ExplainTaps(std::clamp(layer, 0, c.n_layers - 1)));
   model->transformer->set_observer(&recorder);
   absl::StatusOr<std::vector<float>> logits =
       Prefill(*model->transformer, *ids, 0, Transformer::Logits::kLast);
   if (!logits.ok()) return logits.status();
+  absl::StatusOr<ExplainedAttention> e = ExplainAttention(c, recorder, layer, head, *query);
+  if (!e.ok()) return absl::InvalidArgumentError(absl::StrCat("--", e.status().message()));
 
-  const int d = c.head_dim, kv_head = head / c.group_size();
-  const auto& x = *recorder.Rows(input.first, input.second);
-  const auto& h = *recorder.Rows(Tap::kAttnNorm, layer);
-  const auto& q_raw = *recorder.Rows(Tap::kQRaw, layer);
-  const auto& k_raw = *recorder.Rows(Tap::kKRaw, layer);
-  const auto& q = *recorder.Rows(Tap::kQ, layer);
-  const auto& k = *recorder.Rows(Tap::kK, layer);
-  const auto& v = *recorder.Rows(Tap::kV, layer);
-  const auto& scores = *recorder.Rows(Tap::kScores, layer, head);
-  const auto& weights = *recorder.Rows(Tap::kWeights, layer, head);
-  const auto& out = *recorder.Rows(Tap::kKqvOut, layer);
-  const int n = *query + 1;  // the keys the query can see
-  const std::string query_text = TokenText(tokenizer, (*ids)[*query]);
-
+  const int d = e->head_dim, n = e->query + 1;  // the keys the query can see
+  const std::string query_text = TokenText(tokenizer, (*ids)[e->query]);
   std::string s = absl::StrFormat(
       "layer %d, head %d (key/value head %d), d_k = %d; query: \"%s\" at position %d\n\n", layer,
-      head, kv_head, d, query_text, *query);
+      head, e->kv_head, d, query_text, e->query);
   int step = 0;
   const auto row_label = [&](int p) { return Padded(TokenText(tokenizer, (*ids)[p]), 10); };
   absl::StrAppend(&s, ++step, ". Each token's input vector x (", c.dim, " dims)\n");
-  for (int p = 0; p < n; ++p) absl::StrAppend(&s, "   ", row_label(p), " ", Vector(x[p].data(), c.dim), "\n");
+  for (int p = 0; p < n; ++p) absl::StrAppend(&s, "   ", row_label(p), " ", Vector(e->x[p].data(), c.dim), "\n");
   if (c.norm == NormKind::kRmsNorm) {
     absl::StrAppend(&s, "\n", ++step, ". RMSNorm: h = x / sqrt(mean(x²) + eps) · g\n");
-    for (int p = 0; p < n; ++p) absl::StrAppend(&s, "   ", row_label(p), " ", Vector(h[p].data(), c.dim), "\n");
+    for (int p = 0; p < n; ++p) absl::StrAppend(&s, "   ", row_label(p), " ", Vector(e->h[p].data(), c.dim), "\n");
   }
   const char* input_name = c.norm == NormKind::kNone ? "x" : "h";
   absl::StrAppend(&s, "\n", ++step, ". q = ", input_name, "·W_Q, k = ", input_name, "·W_K, v = ",
                   input_name, "·W_V (this head's ", d, " dims)\n");
   for (int p = 0; p < n; ++p) {
-    absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(&q_raw[p][head * d], d), "  k ",
-                    Vector(&k_raw[p][kv_head * d], d), "  v ", Vector(&v[p][kv_head * d], d), "\n");
+    absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(e->q_raw[p].data(), d), "  k ",
+                    Vector(e->k_raw[p].data(), d), "  v ", Vector(e->v[p].data(), d), "\n");
   }
-  if (c.rope_layout != RopeLayout::kNone) {
+  if (e->rotated) {
     absl::StrAppend(&s, "\n", ++step, ". RoPE: each pair of q's and k's coordinates turned by an angle that "
                     "grows with the position\n");
     for (int p = 0; p < n; ++p) {
-      absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(&q[p][head * d], d), "  k ",
-                      Vector(&k[p][kv_head * d], d), "\n");
+      absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(e->q[p].data(), d), "  k ",
+                      Vector(e->k[p].data(), d), "\n");
     }
   }
-  const float sqrt_dk = std::sqrt(static_cast<float>(d));
+  const float sqrt_dk = e->sqrt_dk;
   absl::StrAppend(&s, absl::StrFormat("\n%d. Scores of \"%s\": q·k, divided by √d_k = %.4g, then softmax\n",
                                       ++step, query_text, sqrt_dk));
   absl::StrAppend(&s, "   ", Padded("key", 10), " ", RightAligned("q·k", 10), " ",
                   RightAligned("÷√d_k", 10), " ", RightAligned("weight", 10), "\n");
   for (int p = 0; p < n; ++p) {
-    const float scaled = scores[*query][p];
+    const float scaled = e->scaled_scores[p];
     absl::StrAppend(&s, "   ", row_label(p),
-                    absl::StrFormat(" %10.5g %10.5g %10.4f\n", scaled * sqrt_dk, scaled, weights[*query][p]));
+                    absl::StrFormat(" %10.5g %10.5g %10.4f\n", scaled * sqrt_dk, scaled, e->weights[p]));
   }
   absl::StrAppend(&s, absl::StrFormat("\n%d. \"%s\"'s new vector: Σ weight · v = %s\n", ++step, query_text,
-                                      Vector(&out[*query][head * d], d)));
+                                      Vector(e->out.data(), d)));
   std::cout << s;
   return absl::OkStatus();
 }

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "runtime/generate.h"
+#include "tools/inspect/explain.h"
 #include "tools/inspect/logit_lens.h"
 #include "tools/inspect/tap_recorder.h"
 #include "tools/page/attention_output.h"
@@ -79,6 +80,26 @@ absl::StatusOr<json> InspectLens(Transformer& transformer, TurnTaking& turns, co
     stages.push_back({{"name", stage < 0 ? std::string("embed") : absl::StrCat("blk.", stage)}, {"top", best}});
   }
   return json{{"position", position}, {"token", TokenText(tokenizer, ids[position])}, {"stages", stages}};
+}
+
+absl::StatusOr<json> InspectExplain(Transformer& transformer, TurnTaking& turns, const Tokenizer& tokenizer,
+                                    const std::vector<int>& ids, int layer, int head, int position) {
+  const ModelConfig& c = transformer.config();
+  if (layer < 0 || layer >= c.n_layers) {
+    return absl::InvalidArgumentError(absl::StrCat("'layer' must be in [0, ", c.n_layers, ")"));
+  }
+  TapRecorder recorder(ExplainTaps(layer));
+  if (absl::Status s = Record(transformer, turns, ids, recorder); !s.ok()) return s;
+  absl::StatusOr<ExplainedAttention> e = ExplainAttention(c, recorder, layer, head, position);
+  if (!e.ok()) return e.status();
+  json tokens = json::array();
+  for (int p = 0; p <= e->query; ++p) tokens.push_back(TokenText(tokenizer, ids[p]));
+  return json{{"layer", e->layer}, {"head", e->head}, {"kv_head", e->kv_head}, {"head_dim", e->head_dim},
+              {"query", e->query}, {"sqrt_dk", e->sqrt_dk}, {"tokens", tokens}, {"x", e->x},
+              {"h", e->normed ? json(e->h) : json(nullptr)}, {"q_raw", e->q_raw}, {"k_raw", e->k_raw},
+              {"v", e->v}, {"q", e->rotated ? json(e->q) : json(nullptr)},
+              {"k", e->rotated ? json(e->k) : json(nullptr)}, {"scaled_scores", e->scaled_scores},
+              {"weights", e->weights}, {"out", e->out}};
 }
 
 }  // namespace toyllm

@@ -1,5 +1,5 @@
-// The inspection routes behind the live page, POST /v1/inspect/attention and
-// /v1/inspect/lens: a text through one forward pass on a leased slot with a TapRecorder
+// The inspection routes behind the live page, POST /v1/inspect/attention, /lens and
+// /explain: a text through one forward pass on a leased slot with a TapRecorder
 // (tools/inspect), answered as JSON. The attention JSON is the attention page's own data
 // (tools/page/attention_page.h), so the same numbers as `toyllm attention` writes.
 #ifndef TOYLLM_TOOLS_SERVER_INSPECT_H_
@@ -25,6 +25,13 @@ absl::StatusOr<nlohmann::json> InspectAttention(Transformer& transformer, TurnTa
 absl::StatusOr<nlohmann::json> InspectLens(Transformer& transformer, TurnTaking& turns, const ModelFile& model,
                                            const Tokenizer& tokenizer, const std::vector<int>& ids,
                                            int position, int top);
+
+// toyllm explain's numbers for one layer, head and query position (tools/inspect/explain.h):
+// {"layer", "head", "kv_head", "head_dim", "query", "sqrt_dk", "tokens", "x", "h", "q_raw",
+//  "k_raw", "v", "q", "k", "scaled_scores", "weights", "out"}.
+absl::StatusOr<nlohmann::json> InspectExplain(Transformer& transformer, TurnTaking& turns,
+                                              const Tokenizer& tokenizer, const std::vector<int>& ids,
+                                              int layer, int head, int position);
 
 }  // namespace toyllm
 

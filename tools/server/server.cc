@@ -46,8 +46,9 @@ class HttpServer : public Server {
   // The request's body as a JSON object, after the content-type check; else answers 4xx.
   absl::StatusOr<json> JsonBody(const httplib::Request& req);
   void Complete(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
-  // POST /v1/inspect/attention and /v1/inspect/lens: {"prompt", "position", "top"}.
-  void Inspect(const httplib::Request& req, httplib::Response& res, bool lens);
+  enum class Inspection { kAttention, kLens, kExplain };
+  // POST /v1/inspect/attention, /lens and /explain: {"prompt", "position", "top", "layer", "head"}.
+  void Inspect(const httplib::Request& req, httplib::Response& res, Inspection what);
   json Choice(Endpoint endpoint, const CompletionDelta& delta, bool streaming) const;
   json Logprobs(Endpoint endpoint, const std::vector<TokenLogprob>& logprobs) const;
   absl::StatusOr<std::vector<int>> PromptIds(const CompletionRequest& request) const;
@@ -230,7 +231,7 @@ void HttpServer::Complete(const httplib::Request& req, httplib::Response& res, E
       });
 }
 
-void HttpServer::Inspect(const httplib::Request& req, httplib::Response& res, bool lens) {
+void HttpServer::Inspect(const httplib::Request& req, httplib::Response& res, Inspection what) {
   absl::StatusOr<json> body = JsonBody(req);
   if (!body.ok()) return Fail(res, body.status());
   auto prompt = body->find("prompt");
@@ -238,8 +239,9 @@ void HttpServer::Inspect(const httplib::Request& req, httplib::Response& res, bo
     return Fail(res, absl::InvalidArgumentError("'prompt' must be a string"));
   }
   const std::vector<int> ids = tokenizer_.Encode(prompt->get<std::string>(), /*add_bos=*/true);
-  int64_t position = static_cast<int64_t>(ids.size()) - 1, top = 5;
-  for (auto [name, value] : {std::pair<const char*, int64_t*>{"position", &position}, {"top", &top}}) {
+  int64_t position = static_cast<int64_t>(ids.size()) - 1, top = 5, layer = 0, head = 0;
+  for (auto [name, value] : {std::pair<const char*, int64_t*>{"position", &position}, {"top", &top},
+                             {"layer", &layer}, {"head", &head}}) {
     auto it = body->find(name);
     if (it == body->end()) continue;
     if (!it->is_number_integer() || it->get<int64_t>() < 0 || it->get<int64_t>() > 1 << 20) {
@@ -250,9 +252,13 @@ void HttpServer::Inspect(const httplib::Request& req, httplib::Response& res, bo
   SlotPool::Lease lease = pool_.Acquire();
   if (!lease) return Fail(res, absl::UnavailableError("every slot is busy and the queue is full; retry later"));
   absl::StatusOr<json> answer =
-      lens ? InspectLens(lease.transformer(), pool_.turns(), model_, tokenizer_, ids, static_cast<int>(position),
-                         static_cast<int>(top))
-           : InspectAttention(lease.transformer(), pool_.turns(), tokenizer_, ids);
+      what == Inspection::kLens
+          ? InspectLens(lease.transformer(), pool_.turns(), model_, tokenizer_, ids, static_cast<int>(position),
+                        static_cast<int>(top))
+      : what == Inspection::kExplain
+          ? InspectExplain(lease.transformer(), pool_.turns(), tokenizer_, ids, static_cast<int>(layer),
+                           static_cast<int>(head), static_cast<int>(position))
+          : InspectAttention(lease.transformer(), pool_.turns(), tokenizer_, ids);
   if (!answer.ok()) return Fail(res, answer.status());
   res.set_content(Dump(*answer), "application/json");
 }
@@ -288,10 +294,13 @@ void HttpServer::Routes() {
     res.set_content(kLivePageHtml, "text/html; charset=utf-8");
   });
   http_.Post("/v1/inspect/attention", [this](const httplib::Request& req, httplib::Response& res) {
-    Inspect(req, res, /*lens=*/false);
+    Inspect(req, res, Inspection::kAttention);
   });
   http_.Post("/v1/inspect/lens", [this](const httplib::Request& req, httplib::Response& res) {
-    Inspect(req, res, /*lens=*/true);
+    Inspect(req, res, Inspection::kLens);
+  });
+  http_.Post("/v1/inspect/explain", [this](const httplib::Request& req, httplib::Response& res) {
+    Inspect(req, res, Inspection::kExplain);
   });
   http_.Get("/v1/models", [this](const httplib::Request&, httplib::Response& res) {
     json model = {{"id", options_.model_name}, {"object", "model"}, {"created", 0}, {"owned_by", "toyllm"},
