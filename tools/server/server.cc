@@ -43,8 +43,9 @@ class HttpServer : public Server {
   void Routes();
   void Fail(httplib::Response& res, const absl::Status& status);
   bool Authorized(const httplib::Request& req) const;
-  // The request's body as a JSON object, after the content-type check; else answers 4xx.
+  // The request's body as a JSON object, after the content-type check.
   absl::StatusOr<json> JsonBody(const httplib::Request& req);
+  static absl::Status CheckContentType(const httplib::Request& req);
   void Complete(const httplib::Request& req, httplib::Response& res, Endpoint endpoint);
   enum class Inspection { kAttention, kLens, kExplain };
   // POST /v1/inspect/attention, /lens and /explain: {"prompt", "position", "top", "layer", "head"}.
@@ -76,11 +77,15 @@ bool HttpServer::Authorized(const httplib::Request& req) const {
   return req.get_header_value("Authorization") == "Bearer " + options_.api_key;
 }
 
-absl::StatusOr<json> HttpServer::JsonBody(const httplib::Request& req) {
-  const std::string type = req.get_header_value("Content-Type");
-  if (!absl::StartsWithIgnoreCase(type, "application/json")) {
+absl::Status HttpServer::CheckContentType(const httplib::Request& req) {
+  if (!absl::StartsWithIgnoreCase(req.get_header_value("Content-Type"), "application/json")) {
     return absl::InvalidArgumentError("Content-Type must be application/json");
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<json> HttpServer::JsonBody(const httplib::Request& req) {
+  if (absl::Status s = CheckContentType(req); !s.ok()) return s;
   return ParseJsonObject(req.body);
 }
 
@@ -142,8 +147,7 @@ json HttpServer::Choice(Endpoint endpoint, const CompletionDelta& delta, bool st
 }
 
 void HttpServer::Complete(const httplib::Request& req, httplib::Response& res, Endpoint endpoint) {
-  absl::StatusOr<json> body = JsonBody(req);
-  if (!body.ok()) return Fail(res, body.status());
+  if (absl::Status s = CheckContentType(req); !s.ok()) return Fail(res, s);
   absl::StatusOr<CompletionRequest> parsed = ParseCompletionRequest(req.body, endpoint);
   if (!parsed.ok()) return Fail(res, parsed.status());
   auto request = std::make_shared<CompletionRequest>(*std::move(parsed));
