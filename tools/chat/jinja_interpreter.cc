@@ -94,6 +94,14 @@ std::vector<Json> Iterate(const Value& v) {
   Fail(absl::StrCat("cannot iterate over ", Repr(j)));
 }
 
+// A call's argument by position, else by name; nullptr when it was not given.
+const Value* Argument(const std::vector<Value>& args, const std::map<std::string, Value>& kwargs, size_t i,
+                      const char* name) {
+  if (i < args.size()) return &args[i];
+  auto it = kwargs.find(name);
+  return it == kwargs.end() ? nullptr : &it->second;
+}
+
 // MarkupSafe's escape.
 std::string Escape(const std::string& s) {
   return absl::StrReplaceAll(s, {{"&", "&amp;"}, {"<", "&lt;"}, {">", "&gt;"}, {"\"", "&#34;"}, {"'", "&#39;"}});
@@ -482,11 +490,7 @@ class Interpreter {
 
   Value Method(const Value& self, const std::string& name, const std::vector<Value>& args,
                const std::map<std::string, Value>& kwargs) {
-    auto arg = [&](size_t i, const char* key) -> const Value* {
-      if (i < args.size()) return &args[i];
-      auto it = kwargs.find(key);
-      return it == kwargs.end() ? nullptr : &it->second;
-    };
+    auto arg = [&](size_t i, const char* key) { return Argument(args, kwargs, i, key); };
     const Json j = self.AsJson();
     if (j.is_string()) {
       const std::string& s = j.get_ref<const std::string&>();
@@ -741,11 +745,7 @@ class Interpreter {
 
   Value ApplyFilter(const std::string& name, const Value& v, const std::vector<Value>& args,
                     const std::map<std::string, Value>& kwargs) {
-    auto arg = [&](size_t i, const char* key) -> const Value* {
-      if (i < args.size()) return &args[i];
-      auto it = kwargs.find(key);
-      return it == kwargs.end() ? nullptr : &it->second;
-    };
+    auto arg = [&](size_t i, const char* key) { return Argument(args, kwargs, i, key); };
     const Json j = v.AsJson();
     if (v.lazy && (name == "tojson" || name == "length" || name == "count" || name == "string")) {
       Fail(absl::StrCat(name, " of a generator (add | list)"));

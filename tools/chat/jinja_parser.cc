@@ -1,5 +1,6 @@
 #include "tools/chat/jinja_parser.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/ascii.h"
@@ -178,7 +179,7 @@ absl::StatusOr<std::vector<Segment>> Segments(std::string_view src) {
 }
 
 // Recursive descent over one tag's tokens, with Jinja2's precedence: ternary, or, and, not,
-// comparisons, + -, ~, * / // %, **, unary -, then primaries with their .attr, [item],
+// comparisons, then + -, ~, * / // %, ** (Arithmetic), unary -, then primaries with their .attr, [item],
 // (call), | filter and `is` test.
 class ExprParser {
  public:
@@ -298,7 +299,7 @@ class ExprParser {
     return Compare();
   }
   absl::StatusOr<ExprPtr> Compare() {
-    absl::StatusOr<ExprPtr> a = Add();
+    absl::StatusOr<ExprPtr> a = Arithmetic();
     while (a.ok()) {
       std::string op;
       for (const char* o : {"==", "!=", "<", "<=", ">", ">="}) {
@@ -315,47 +316,26 @@ class ExprParser {
       } else {
         break;
       }
-      absl::StatusOr<ExprPtr> b = Add();
+      absl::StatusOr<ExprPtr> b = Arithmetic();
       if (!b.ok()) return b;
       a = Binary(op, *std::move(a), *std::move(b));
     }
     return a;
   }
-  absl::StatusOr<ExprPtr> Add() {
-    absl::StatusOr<ExprPtr> a = Concat();
-    while (a.ok() && (IsOp("+") || IsOp("-"))) {
-      const std::string op = tokens_[pos_++].text;
-      absl::StatusOr<ExprPtr> b = Concat();
+  // The binary operators tighter than comparisons, loosest level first; each level is
+  // left-associative, as in Jinja2.
+  absl::StatusOr<ExprPtr> Arithmetic(size_t level = 0) {
+    static const std::vector<std::vector<std::string>> kLevels = {{"+", "-"}, {"~"}, {"*", "/", "//", "%"}, {"**"}};
+    if (level == kLevels.size()) return Unary();
+    absl::StatusOr<ExprPtr> a = Arithmetic(level + 1);
+    while (a.ok()) {
+      const auto& ops = kLevels[level];
+      auto op = std::find_if(ops.begin(), ops.end(), [&](const std::string& o) { return IsOp(o.c_str()); });
+      if (op == ops.end()) break;
+      ++pos_;
+      absl::StatusOr<ExprPtr> b = Arithmetic(level + 1);
       if (!b.ok()) return b;
-      a = Binary(op, *std::move(a), *std::move(b));
-    }
-    return a;
-  }
-  absl::StatusOr<ExprPtr> Concat() {
-    absl::StatusOr<ExprPtr> a = Multiply();
-    while (a.ok() && AcceptOp("~")) {
-      absl::StatusOr<ExprPtr> b = Multiply();
-      if (!b.ok()) return b;
-      a = Binary("~", *std::move(a), *std::move(b));
-    }
-    return a;
-  }
-  absl::StatusOr<ExprPtr> Multiply() {
-    absl::StatusOr<ExprPtr> a = Power();
-    while (a.ok() && (IsOp("*") || IsOp("/") || IsOp("//") || IsOp("%"))) {
-      const std::string op = tokens_[pos_++].text;
-      absl::StatusOr<ExprPtr> b = Power();
-      if (!b.ok()) return b;
-      a = Binary(op, *std::move(a), *std::move(b));
-    }
-    return a;
-  }
-  absl::StatusOr<ExprPtr> Power() {
-    absl::StatusOr<ExprPtr> a = Unary();
-    while (a.ok() && AcceptOp("**")) {
-      absl::StatusOr<ExprPtr> b = Unary();
-      if (!b.ok()) return b;
-      a = Binary("**", *std::move(a), *std::move(b));
+      a = Binary(*op, *std::move(a), *std::move(b));
     }
     return a;
   }
