@@ -395,6 +395,11 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadGguf(std::unique_ptr<MappedFile> 
   absl::StatusOr<Vocabulary> vocabulary = ReadTokenizer(*gguf);
   if (!vocabulary.ok()) return vocabulary.status();
   model->vocabulary = *std::move(vocabulary);
+  if (gguf->Has("tokenizer.chat_template")) {
+    absl::StatusOr<std::string> chat_template = gguf->GetString("tokenizer.chat_template");
+    if (!chat_template.ok()) return chat_template.status();
+    model->chat_template = *std::move(chat_template);
+  }
   for (const std::string& key : gguf->Keys()) model->metadata.emplace_back(key, gguf->Describe(key));
   for (const GgufTensor& t : gguf->tensors()) {
     model->tensors.push_back({t.name, GgmlTypeName(t.type), t.dims});

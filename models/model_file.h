@@ -28,6 +28,8 @@ struct ModelFile {
   // The tokenizer the file carries (GGUF) or that lies beside it (a checkpoint's
   // tokenizer.model or tokenizer.json); empty() when there is none.
   Vocabulary vocabulary;
+  // The Jinja2 chat template the file carries (GGUF tokenizer.chat_template), or empty.
+  std::string chat_template;
 
   // What `toyllm info` lists for formats that describe themselves (GGUF).
   std::vector<std::pair<std::string, std::string>> metadata;  // key, rendered value

@@ -54,6 +54,7 @@ absl::StatusOr<GenerateStats> Generate(Transformer& transformer, Sampler& sample
   start = std::chrono::steady_clock::now();
   int pos = n_prompt;
   while (options.n_predict < 0 || stats.generated_tokens < options.n_predict) {
+    if (options.on_logits) options.on_logits(*logits);
     const int next = sampler.Sample(absl::MakeSpan(*logits));
     const auto& stops = options.stop_tokens;
     if (std::find(stops.begin(), stops.end(), next) != stops.end()) break;
@@ -62,6 +63,7 @@ absl::StatusOr<GenerateStats> Generate(Transformer& transformer, Sampler& sample
     // The last token of a full context is emitted but has no position to be fed back at.
     if (pos == transformer.context_length()) break;
     if (options.n_predict >= 0 && stats.generated_tokens == options.n_predict) break;
+    if (options.keep_going && !options.keep_going()) break;
     absl::StatusOr<absl::Span<const float>> step = transformer.Forward({next}, pos++);
     if (!step.ok()) return step.status();
     logits->assign(step->begin(), step->end());

@@ -16,6 +16,12 @@ namespace toyllm {
 struct GenerateOptions {
   int n_predict = 256;           // tokens to generate after the prompt; < 0 means no limit
   std::vector<int> stop_tokens;  // ids that end generation; they are not emitted
+  // Optional hooks for callers that serve many requests: on_logits sees each step's logits
+  // before the sampler turns them into probabilities (for log-probabilities), and
+  // keep_going, asked after every emitted token, ends generation early when it says no
+  // (a stop string, a client gone, a shutdown).
+  std::function<void(absl::Span<const float>)> on_logits;
+  std::function<bool()> keep_going;
 };
 
 struct GenerateStats {

@@ -47,6 +47,7 @@ class Transformer {
   void set_intervention(Intervention* intervention) { intervention_ = intervention; }
 
   const ModelConfig& config() const { return config_; }
+  const ModelWeights& weights() const { return weights_; }
   int context_length() const { return context_length_; }
   int max_batch() const { return max_batch_; }
 

@@ -20,6 +20,9 @@ packages=(
                          # scripts/time-attention-page.py drive the page like a user
   pybind11-dev python3-pybind11 python3-dev  # the Python module (python/); skipped when absent
   python3-numpy          # the Python module's arrays and its test
+  libcpp-httplib-dev     # toyllm serve: the HTTP server
+  python3-requests       # tests: the HTTP client driving toyllm serve (tests/server_api_test.py)
+  python3-jinja2         # tests: the reference renderer of the chat templates
   curl ca-certificates   # fetch-models.sh, only where ../shared is absent
   clang libclang-rt-14-dev  # fuzz.sh: libFuzzer, and ASan/UBSan for clang
 )

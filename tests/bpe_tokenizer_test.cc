@@ -21,7 +21,7 @@
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/load_tokenizer.h"
 #include "tokenizer/tokenizer_json.h"
-#include "tools/cli/text_stream.h"
+#include "tokenizer/text_stream.h"
 
 namespace toyllm {
 namespace {

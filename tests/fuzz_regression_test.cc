@@ -55,7 +55,7 @@ INSTANTIATE_TEST_SUITE_P(Corpus, FuzzCorpus,
 // The folders are found by listing: an empty list would instantiate nothing and pass.
 TEST(FuzzCorpus, EveryHarnessHasACommittedCorpus) {
   const std::vector<std::string> folders = Sorted(CorpusDir(), /*directories=*/true);
-  for (const char* name : {"args", "gguf", "hf_config", "llama2c", "npy", "pickle", "pytorch",
+  for (const char* name : {"args", "chat_template", "completion_request", "gguf", "hf_config", "llama2c", "npy", "pickle", "pytorch",
                            "safetensors", "tokenizer"}) {
     EXPECT_NE(std::find(folders.begin(), folders.end(), name), folders.end())
         << "tests/fuzz/corpus/" << name << " is missing";

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "tests/test_env.h"
 #include "tokenizer/load_tokenizer.h"
-#include "tools/cli/text_stream.h"
+#include "tokenizer/text_stream.h"
 
 namespace toyllm {
 namespace {

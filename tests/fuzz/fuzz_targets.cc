@@ -8,6 +8,7 @@ Target FindTarget(const std::string& name) {
     Target target;
   } kTargets[] = {
       {"args", ArgsInput},         {"gguf", GgufInput},
+      {"chat_template", ChatTemplateInput}, {"completion_request", CompletionRequestInput},
       {"hf_config", HfConfigInput}, {"llama2c", Llama2cInput},
       {"npy", NpyInput},           {"pickle", PickleInput},
       {"pytorch", PytorchInput},   {"safetensors", SafetensorsInput},

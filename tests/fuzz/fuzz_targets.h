@@ -16,6 +16,8 @@ using Target = void (*)(const uint8_t* data, size_t size);
 
 void ArgsInput(const uint8_t* data, size_t size);
 void BpeEncodeInput(const uint8_t* data, size_t size);
+void ChatTemplateInput(const uint8_t* data, size_t size);
+void CompletionRequestInput(const uint8_t* data, size_t size);
 void GgufInput(const uint8_t* data, size_t size);
 void HfConfigInput(const uint8_t* data, size_t size);
 void Llama2cInput(const uint8_t* data, size_t size);

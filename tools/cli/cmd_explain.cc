@@ -1,7 +1,7 @@
 // toyllm explain: one attention computation step by step, as the article does it by hand:
 // each token's x, its q, k and v, the scores q·k, their scaling by √d_k, the softmax
 // weights and the weighted sum of values. Every number is the forward pass's own (taps).
-#include <cmath>
+#include <algorithm>
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -12,6 +12,7 @@
 #include "tokenizer/token_text.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_setup.h"
+#include "tools/inspect/explain.h"
 #include "tools/inspect/tap_recorder.h"
 
 namespace toyllm {
@@ -24,7 +25,6 @@ std::string Vector(const float* v, int n) {
   for (int i = 0; i < std::min(n, kShownValues); ++i) parts.push_back(absl::StrFormat("%.4g", v[i]));
   return absl::StrCat("[", absl::StrJoin(parts, ", "), n > kShownValues ? absl::StrCat(", … (", n, ")") : "", "]");
 }
-
 
 // Terminal columns of a UTF-8 text: CJK and other wide characters take two.
 int Columns(const std::string& text) {
@@ -88,78 +88,55 @@ absl::Status RunExplain(const std::vector<std::string>& argv) {
   absl::StatusOr<LoadedModel> model = LoadForInference(model_flags);
   if (!model.ok()) return model.status();
   const ModelConfig& c = model->file->config;
-  if (layer < 0 || layer >= c.n_layers) {
-    return absl::InvalidArgumentError(absl::StrCat("--layer: ", layer, " is outside 0..", c.n_layers - 1));
-  }
-  if (head < 0 || head >= c.n_heads) {
-    return absl::InvalidArgumentError(absl::StrCat("--head: ", head, " is outside 0..", c.n_heads - 1));
-  }
   absl::StatusOr<std::vector<int>> ids = EncodePrompt(*model, model_flags.prompt);
   if (!ids.ok()) return ids.status();
   const Tokenizer& tokenizer = *model->tokenizer;
   absl::StatusOr<int> query = QueryPosition(*ids, tokenizer, token, position);
   if (!query.ok()) return query.status();
 
-  // The block's input is the embedding for layer 0 and the previous block's output after.
-  const std::pair<Tap, int> input = layer == 0 ? std::pair{Tap::kEmbed, -1} : std::pair{Tap::kResidPost, layer - 1};
-  TapRecorder recorder({input, {Tap::kAttnNorm, layer}, {Tap::kQRaw, layer}, {Tap::kKRaw, layer},
-                        {Tap::kQNormed, layer}, {Tap::kKNormed, layer}, {Tap::kQ, layer}, {Tap::kK, layer},
-                        {Tap::kV, layer}, {Tap::kScores, layer}, {Tap::kWeights, layer},
-                        {Tap::kKqvOut, layer}});
+  TapRecorder recorder(ExplainTaps(std::clamp(layer, 0, c.n_layers - 1)));
   model->transformer->set_observer(&recorder);
   absl::StatusOr<std::vector<float>> logits =
       Prefill(*model->transformer, *ids, 0, Transformer::Logits::kLast);
   if (!logits.ok()) return logits.status();
+  absl::StatusOr<ExplainedAttention> e = ExplainAttention(c, model->file->weights, recorder, layer, head, *query);
+  if (!e.ok()) return absl::InvalidArgumentError(absl::StrCat("--", e.status().message()));
 
-  const int d = c.head_dim, kv_head = head / c.group_size();
-  const auto& x = *recorder.Rows(input.first, input.second);
-  const auto& h = *recorder.Rows(Tap::kAttnNorm, layer);
-  const auto& q_raw = *recorder.Rows(Tap::kQRaw, layer);
-  const auto& k_raw = *recorder.Rows(Tap::kKRaw, layer);
-  const auto& q = *recorder.Rows(Tap::kQ, layer);
-  const auto& k = *recorder.Rows(Tap::kK, layer);
-  const auto& v = *recorder.Rows(Tap::kV, layer);
-  const auto& scores = *recorder.Rows(Tap::kScores, layer, head);
-  const auto& weights = *recorder.Rows(Tap::kWeights, layer, head);
-  const auto& out = *recorder.Rows(Tap::kKqvOut, layer);
-  const int n = *query + 1;  // the keys the query can see
-  const std::string query_text = TokenText(tokenizer, (*ids)[*query]);
-
+  const int d = e->head_dim, n = e->query + 1;  // the keys the query can see
+  const std::string query_text = TokenText(tokenizer, (*ids)[e->query]);
   std::string s = absl::StrFormat(
       "layer %d, head %d (key/value head %d), d_k = %d; query: \"%s\" at position %d\n\n", layer,
-      head, kv_head, d, query_text, *query);
+      head, e->kv_head, d, query_text, e->query);
   int step = 0;
   const auto row_label = [&](int p) { return Padded(TokenText(tokenizer, (*ids)[p]), 10); };
   absl::StrAppend(&s, ++step, ". Each token's input vector x (", c.dim, " dims)\n");
-  for (int p = 0; p < n; ++p) absl::StrAppend(&s, "   ", row_label(p), " ", Vector(x[p].data(), c.dim), "\n");
+  for (int p = 0; p < n; ++p) absl::StrAppend(&s, "   ", row_label(p), " ", Vector(e->x[p].data(), c.dim), "\n");
   if (c.norm == NormKind::kRmsNorm) {
     absl::StrAppend(&s, "\n", ++step, ". RMSNorm: h = x / sqrt(mean(x²) + eps) · g\n");
-    for (int p = 0; p < n; ++p) absl::StrAppend(&s, "   ", row_label(p), " ", Vector(h[p].data(), c.dim), "\n");
+    for (int p = 0; p < n; ++p) absl::StrAppend(&s, "   ", row_label(p), " ", Vector(e->h[p].data(), c.dim), "\n");
   }
   const char* input_name = c.norm == NormKind::kNone ? "x" : "h";
-  const auto bias = [&c](const char* b) { return c.qkv_bias ? absl::StrCat(" + ", b) : std::string(); };
+  const bool biased = !e->bias_q.empty();
+  const auto bias = [biased](const char* b) { return biased ? absl::StrCat(" + ", b) : std::string(); };
   absl::StrAppend(&s, "\n", ++step, ". q = ", input_name, "·W_Q", bias("b_Q"), ", k = ", input_name, "·W_K",
                   bias("b_K"), ", v = ", input_name, "·W_V", bias("b_V"), " (this head's ", d, " dims)\n");
-  if (c.qkv_bias) {  // the same for every token: it shifts where q, k and v sit
-    const LayerWeights& lw = model->file->weights.layers[layer];
-    absl::StrAppend(&s, "   ", Padded("bias", 10), " q ", Vector(&lw.bq[head * d], d), "  k ",
-                    Vector(&lw.bk[kv_head * d], d), "  v ", Vector(&lw.bv[kv_head * d], d), "\n");
+  if (biased) {
+    absl::StrAppend(&s, "   ", Padded("bias", 10), " q ", Vector(e->bias_q.data(), d), "  k ",
+                    Vector(e->bias_k.data(), d), "  v ", Vector(e->bias_v.data(), d), "\n");
   }
   for (int p = 0; p < n; ++p) {
-    absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(&q_raw[p][head * d], d), "  k ",
-                    Vector(&k_raw[p][kv_head * d], d), "  v ", Vector(&v[p][kv_head * d], d), "\n");
+    absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(e->q_raw[p].data(), d), "  k ",
+                    Vector(e->k_raw[p].data(), d), "  v ", Vector(e->v[p].data(), d), "\n");
   }
-  if (c.qk_norm) {
-    const auto& q_normed = *recorder.Rows(Tap::kQNormed, layer);
-    const auto& k_normed = *recorder.Rows(Tap::kKNormed, layer);
+  if (!e->q_normed.empty()) {
     absl::StrAppend(&s, "\n", ++step, ". q/k norm: each head's q and k RMS-normalised before RoPE, "
                     "q = q / sqrt(mean(q²) + eps) · g_Q (and so k), so that q·k cannot grow without bound\n");
     for (int p = 0; p < n; ++p) {
-      absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(&q_normed[p][head * d], d), "  k ",
-                      Vector(&k_normed[p][kv_head * d], d), "\n");
+      absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(e->q_normed[p].data(), d), "  k ",
+                      Vector(e->k_normed[p].data(), d), "\n");
     }
   }
-  if (c.rope_layout != RopeLayout::kNone) {
+  if (e->rotated) {
     absl::StrAppend(&s, "\n", ++step, ". RoPE: each pair of q's and k's coordinates turned by an angle that "
                     "grows with the position; pairs ",
                     c.rope_layout == RopeLayout::kInterleaved
@@ -168,22 +145,22 @@ absl::Status RunExplain(const std::vector<std::string>& argv) {
                     c.rope_freq_factors.empty() ? "" : "; slow pairs' angles divided by the rope frequency factors",
                     "\n");
     for (int p = 0; p < n; ++p) {
-      absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(&q[p][head * d], d), "  k ",
-                      Vector(&k[p][kv_head * d], d), "\n");
+      absl::StrAppend(&s, "   ", row_label(p), " q ", Vector(e->q[p].data(), d), "  k ",
+                      Vector(e->k[p].data(), d), "\n");
     }
   }
-  const float sqrt_dk = std::sqrt(static_cast<float>(d));
+  const float sqrt_dk = e->sqrt_dk;
   absl::StrAppend(&s, absl::StrFormat("\n%d. Scores of \"%s\": q·k, divided by √d_k = %.4g, then softmax\n",
                                       ++step, query_text, sqrt_dk));
   absl::StrAppend(&s, "   ", Padded("key", 10), " ", RightAligned("q·k", 10), " ",
                   RightAligned("÷√d_k", 10), " ", RightAligned("weight", 10), "\n");
   for (int p = 0; p < n; ++p) {
-    const float scaled = scores[*query][p];
+    const float scaled = e->scaled_scores[p];
     absl::StrAppend(&s, "   ", row_label(p),
-                    absl::StrFormat(" %10.5g %10.5g %10.4f\n", scaled * sqrt_dk, scaled, weights[*query][p]));
+                    absl::StrFormat(" %10.5g %10.5g %10.4f\n", scaled * sqrt_dk, scaled, e->weights[p]));
   }
   absl::StrAppend(&s, absl::StrFormat("\n%d. \"%s\"'s new vector: Σ weight · v = %s\n", ++step, query_text,
-                                      Vector(&out[*query][head * d], d)));
+                                      Vector(e->out.data(), d)));
   std::cout << s;
   return absl::OkStatus();
 }

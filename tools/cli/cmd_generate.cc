@@ -10,7 +10,7 @@
 #include "tools/cli/commands.h"
 #include "tools/cli/generate_text.h"
 #include "tools/cli/model_setup.h"
-#include "tools/cli/text_stream.h"
+#include "tokenizer/text_stream.h"
 
 namespace toyllm {
 namespace {

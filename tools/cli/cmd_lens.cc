@@ -1,9 +1,7 @@
 // toyllm lens: the logit lens. The residual stream after the embedding and after each
 // block, put through the final norm and the output projection as if it were the last
 // layer, shows how the prediction forms layer by layer (the article's last paragraph).
-#include <algorithm>
 #include <iostream>
-#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -47,9 +45,7 @@ absl::Status RunLens(const std::vector<std::string>& argv) {
   absl::StatusOr<std::unique_ptr<HeadAblation>> ablation = AttachAblation(ablation_flags, *model, *ids);
   if (!ablation.ok()) return ablation.status();
 
-  std::set<std::pair<Tap, int>> taps = {{Tap::kEmbed, -1}};
-  for (int l = 0; l < c.n_layers; ++l) taps.insert({Tap::kResidPost, l});
-  TapRecorder recorder(taps);
+  TapRecorder recorder(LensTaps(c.n_layers));
   model->transformer->set_observer(&recorder);
   absl::StatusOr<std::vector<float>> logits = Prefill(*model->transformer, *ids, 0, Transformer::Logits::kLast);
   if (!logits.ok()) return logits.status();
@@ -58,17 +54,12 @@ absl::Status RunLens(const std::vector<std::string>& argv) {
   std::string out;
   for (size_t p = 0; p < ids->size(); ++p) {
     absl::StrAppend(&out, absl::StrFormat("position %d %s → next token\n", p, Quoted(tokenizer, (*ids)[p])));
+    const std::vector<std::vector<LensGuess>> stages = LensAt(*model->file, recorder, static_cast<int>(p), top);
     for (int stage = -1; stage < c.n_layers; ++stage) {
-      const auto& rows = *recorder.Rows(stage < 0 ? Tap::kEmbed : Tap::kResidPost, stage);
-      const std::vector<float> probs = LensProbabilities(*model->file, rows[p]);
-      std::vector<int> order(probs.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::partial_sort(order.begin(), order.begin() + top, order.end(),
-                        [&probs](int a, int b) { return probs[a] > probs[b]; });
       const std::string name = stage < 0 ? "embed" : absl::StrCat("blk.", stage, stage == c.n_layers - 1 ? " (final)" : "");
       absl::StrAppend(&out, absl::StrFormat("  %-14s", name));
-      for (int i = 0; i < top; ++i) {
-        absl::StrAppend(&out, absl::StrFormat(" %12s %.3f", Quoted(tokenizer, order[i]), probs[order[i]]));
+      for (const LensGuess& g : stages[stage + 1]) {
+        absl::StrAppend(&out, absl::StrFormat(" %12s %.3f", Quoted(tokenizer, g.id), g.prob));
       }
       absl::StrAppend(&out, "\n");
     }

@@ -13,6 +13,7 @@ namespace toyllm {
 absl::Status RunAblate(const std::vector<std::string>& args);
 absl::Status RunAttention(const std::vector<std::string>& args);
 absl::Status RunBench(const std::vector<std::string>& args);
+absl::Status RunChat(const std::vector<std::string>& args);
 absl::Status RunConvert(const std::vector<std::string>& args);
 absl::Status RunExplain(const std::vector<std::string>& args);
 absl::Status RunGenerate(const std::vector<std::string>& args);
@@ -20,6 +21,7 @@ absl::Status RunInfo(const std::vector<std::string>& args);
 absl::Status RunLens(const std::vector<std::string>& args);
 absl::Status RunLogits(const std::vector<std::string>& args);
 absl::Status RunPatch(const std::vector<std::string>& args);
+absl::Status RunServe(const std::vector<std::string>& args);
 absl::Status RunTokenize(const std::vector<std::string>& args);
 
 }  // namespace toyllm

@@ -1,6 +1,6 @@
 #include "tools/cli/generate_text.h"
 
-#include "tools/cli/text_stream.h"
+#include "tokenizer/text_stream.h"
 
 namespace toyllm {
 

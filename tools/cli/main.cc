@@ -24,6 +24,8 @@ constexpr Command kCommands[] = {
     {"convert", "write a model as GGUF, optionally in f16, bf16 or q8_0", toyllm::RunConvert},
     {"bench", "prefill and decode speed, like llama-bench, against the memory bandwidth bound", toyllm::RunBench},
     {"lens", "the logit lens: each layer's next-token guess at every position", toyllm::RunLens},
+    {"serve", "an OpenAI-compatible HTTP server (completions, chat) over the model", toyllm::RunServe},
+    {"chat", "talk with the model in the terminal through its chat template", toyllm::RunChat},
     {"logits", "write the logits at every prompt position to a .npy file", toyllm::RunLogits},
     {"ablate", "the model without some heads: continuation, or referent accuracy per head", toyllm::RunAblate},
     {"patch", "activation patching: which heads, positions and MLPs restore a clean answer", toyllm::RunPatch},

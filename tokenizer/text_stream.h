@@ -1,8 +1,8 @@
 // Streams generated text piece by piece while keeping it equal to the tokenizer's decoding
 // of all ids: a piece's text can depend on its neighbours (a leading space is dropped at
 // the start; byte pieces only form a character together).
-#ifndef TOYLLM_TOOLS_CLI_TEXT_STREAM_H_
-#define TOYLLM_TOOLS_CLI_TEXT_STREAM_H_
+#ifndef TOYLLM_TOKENIZER_TEXT_STREAM_H_
+#define TOYLLM_TOKENIZER_TEXT_STREAM_H_
 
 #include <string>
 #include <vector>
@@ -28,4 +28,4 @@ class TextStream {
 
 }  // namespace toyllm
 
-#endif  // TOYLLM_TOOLS_CLI_TEXT_STREAM_H_
+#endif  // TOYLLM_TOKENIZER_TEXT_STREAM_H_

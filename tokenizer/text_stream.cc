@@ -1,4 +1,4 @@
-#include "tools/cli/text_stream.h"
+#include "tokenizer/text_stream.h"
 
 #include "tokenizer/utf8.h"
 
