@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "models/ggml_type.h"
 #include "models/gguf_writer.h"
+#include "models/quant_preset.h"
 #include "runtime/model_config.h"
 #include "runtime/weights.h"
 #include "tokenizer/tokenizer.h"
@@ -16,7 +17,10 @@
 namespace toyllm {
 
 struct ExportOptions {
-  GgmlType type = GgmlType::kF32;  // matrices; norms always stay f32
+  // The matrices' type, or llama-quantize's preset of that base type with `mix`, per-tensor
+  // choices included (models/quant_preset.h); norms always stay f32.
+  GgmlType type = GgmlType::kF32;
+  QuantMix mix = QuantMix::kNone;
   std::string name;                // general.name
   const Tokenizer* tokenizer = nullptr;  // written into the file when given
   GgufWriter::Progress progress;
@@ -26,10 +30,6 @@ struct ExportOptions {
   // must stay valid until the next call.
   std::function<const float*(const std::string& name, int64_t n)> values;
 };
-
-// Q8_0 needs rows that are whole 32-weight blocks; other matrices fall back to f16, as
-// llama.cpp's converter does. Returns the type a matrix of `cols` columns is stored in.
-GgmlType StoredType(GgmlType wanted, int cols);
 
 absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& config,
                             const ModelWeights& weights, const ExportOptions& options);

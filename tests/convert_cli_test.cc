@@ -146,7 +146,7 @@ TEST_F(convert_cli, BadInvocationsFailCleanlyAndWriteNothing) {
     }
   };
   EXPECT_TRUE(FailedCleanly(Convert({bin_, "--tokenizer", tok_, "--type", "q4", "-o", out}),
-                            {"--type", "'q4' is not one of f32, f16, bf16, q8_0"}));
+                            {"--type", "'q4' is not one of f32, f16, bf16, q4_0"}));
   nothing_written();
   EXPECT_TRUE(FailedCleanly(Convert({"-o", out}), {"give exactly one INPUT model"}));
   nothing_written();
