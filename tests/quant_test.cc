@@ -281,5 +281,93 @@ TEST_F(quant, PresetsChooseLlamaQuantizesTypes) {
   EXPECT_FALSE(ParseQuantPreset("iq4_nl").ok());
 }
 
+// Requantizes every matrix of a GGUF file with `preset`'s per-tensor types, as llama-quantize
+// does (norms and biases stay f32), a row at a time. For the tied qwen2 model: the token
+// embedding is the output.
+void Requantize(const GgufFile& in, const QuantPreset& preset, int n_layers, int n_gqa, const std::string& path) {
+  GgufWriter w;
+  w.AddString("general.architecture", "qwen2");
+  for (const GgufTensor& t : in.tensors()) {
+    std::vector<int64_t> dims(t.dims.begin(), t.dims.end());
+    if (dims.size() == 1) {
+      w.AddTensor(t.name, dims, t.type, [&t](std::string* out) { out->append(reinterpret_cast<const char*>(t.data), t.bytes); });
+      continue;
+    }
+    const int cols = static_cast<int>(dims[0]);
+    const int layer = t.name.rfind("blk.", 0) == 0 ? std::stoi(t.name.substr(4)) : -1;
+    const GgmlType type = PresetTensorType(preset, {t.name, cols, layer, n_layers, n_gqa, t.name == "token_embd.weight"});
+    w.AddTensor(t.name, dims, type, [&t, cols, type](std::string* out) {
+      std::vector<float> row(cols);
+      const int64_t row_bytes = WeightBytes(t.type, cols);
+      for (int64_t r = 0; r < t.dims[1]; ++r) {
+        ToFloat32(t.type, t.data + r * row_bytes, cols, row.data());
+        FromFloat32(type, row.data(), cols, out);
+      }
+    });
+  }
+  ASSERT_TRUE(w.Write(path).ok());
+}
+
+// Mean KL divergence of next-token distributions from the reference's (tests/zoo_kl.py:
+// float64, weights only, no activation rounding), per candidate: over the zoo prompts and
+// over those and 8 random token sequences (555 positions).
+struct Kl {
+  double zoo_prompts, all;
+};
+std::vector<Kl> ZooKl(const std::string& reference, const std::vector<std::string>& candidates) {
+  std::string command = "/usr/bin/python3 " + std::string(TOYLLM_SOURCE_DIR) + "/tests/zoo_kl.py '" +
+                        testing::SharedPath("zoo", "") + "' '" + reference + "'";
+  for (const std::string& c : candidates) command += " '" + c + "'";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while (pipe != nullptr && (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+  EXPECT_EQ(pipe != nullptr ? pclose(pipe) : -1, 0) << command;
+  std::vector<Kl> kl;
+  std::istringstream lines(out);
+  std::string path;
+  double zoo, all, same;
+  while (lines >> path >> zoo >> all >> same) {
+    std::cerr << path << ": mean KL " << zoo << " (zoo prompts), " << all << " (all), same argmax " << same << "\n";
+    kl.push_back({zoo, all});
+  }
+  return kl;
+}
+
+// toyllm's quantizer against llama-quantize's, on the same model: the zoo's qwen2. There is
+// no F32 file; the reference is the Q8_0 file's weights (llama.cpp measured Q8_0 against its
+// F32: correlation 0.99978). llama.cpp's Q4_K_M was quantized from the F32 weights, toyllm's
+// from that Q8_0 reference (per tensor, toyllm's RMS error from the reference is 0.2-4 %
+// below llama.cpp's: the same search, without Q8_0's own rounding). Measured mean KL from
+// the reference, zoo prompts (43 positions) / all 555 positions:
+//   llama.cpp Q4_K_M 0.5430 / 0.4833, toyllm Q4_K_M 0.6498 / 0.4837, toyllm Q6_K 0.0499 / 0.0576,
+//   (toyllm Q4_0 0.5901 / 0.7647, not run here).
+// On the 43 zoo positions alone two positions (KL 3.5 and 3.4 against 1.2 and 0.4) make
+// toyllm's 20 % worse; over 555 positions the two agree within 0.1 %.
+TEST_F(quant, ToyllmsQ4_K_MIsAsCloseToTheReferenceAsLlamaCpps) {
+  const std::string reference = testing::SharedPath("zoo", "models/qwen2-Q8_0.gguf");
+  const std::string llama = testing::SharedPath("zoo", "models/qwen2-Q4_K_M.gguf");
+  TOYLLM_REQUIRE_FILE(reference);
+  TOYLLM_REQUIRE_FILE(llama);
+  absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(reference);
+  ASSERT_TRUE(file.ok());
+  absl::StatusOr<GgufFile> gguf = GgufFile::Parse(**file);
+  ASSERT_TRUE(gguf.ok());
+  std::vector<std::string> ours;
+  for (const char* preset : {"q4_k_m", "q6_k"}) {
+    ours.push_back(dir_ + "/" + preset + ".gguf");
+    Requantize(*gguf, *ParseQuantPreset(preset), 2, 2, ours.back());
+  }
+  EXPECT_EQ(TypeCounts(ours[0]), TypeCounts(llama)) << "the same per-tensor types as llama-quantize";
+  const std::vector<Kl> kl = ZooKl(reference, {llama, ours[0], ours[1]});
+  ASSERT_EQ(kl.size(), 3u);
+  EXPECT_LE(kl[1].all, 1.10 * kl[0].all) << "the issue's bound: no worse than llama.cpp's by more than 10 %";
+  EXPECT_LE(kl[1].all, 0.51);
+  EXPECT_GT(kl[1].all, 0.3) << "a 4-bit model cannot be that close";
+  EXPECT_LT(kl[2].all, 0.065);
+  EXPECT_LT(kl[2].all, kl[1].all / 5) << "6 bits are far closer than 4";
+}
+
 }  // namespace
 }  // namespace toyllm
