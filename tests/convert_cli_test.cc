@@ -140,9 +140,11 @@ TEST_F(convert_cli, QuantizationPresets) {
     const char* types;  // info's tensor_types line
     size_t same_bytes;  // measured, less a margin
   };
-  for (const Case& c : {Case{"q4_0", "q4_0 x31, f32 x11, f16 x5", 0},
-                        Case{"q4_k_m", "q8_0 x3, f32 x11, q5_0 x27, f16 x5", 0},
-                        Case{"q6_k", "q8_0 x31, f32 x11, f16 x5", 0}}) {
+  // Measured here (AVX2): the first 87, 200 and 295 bytes agree. The tied embedding is the
+  // output: q8_0, as llama-quantize stores an output whose rows are not 256-blocks.
+  for (const Case& c : {Case{"q4_0", "q8_0 x1, f32 x11, q4_0 x30, f16 x5", 60},
+                        Case{"q4_k_m", "q8_0 x3, f32 x11, q5_0 x28, f16 x5", 150},
+                        Case{"q6_k", "q8_0 x31, f32 x11, f16 x5", 250}}) {
     SCOPED_TRACE(c.preset);
     const std::string gguf = dir_ + "/" + c.preset + ".gguf";
     ASSERT_TRUE(testing::Succeeds(Convert({"--type", c.preset, bin_, "-o", gguf, "--tokenizer", tok_})));
