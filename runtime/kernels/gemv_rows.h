@@ -110,41 +110,62 @@ __m256i LegacyQuants(const uint8_t* qs, const uint8_t* qh) {
 
 // A legacy row · x quantized in 32-blocks. Q4_0/Q5_0 (weight = d·(q − offset)) subtract the
 // offset and take the signed product; Q4_1/Q5_1 (d·q + m) add m·Σx.
+// One legacy block's contribution added to acc. Q4_0/Q5_0 (weight = d·(q − offset))
+// subtract the offset and take the signed product; Q4_1/Q5_1 (d·q + m) add m·Σx.
 template <class Isa, WeightType kType>
-float DotLegacy(const void* row, const ActivationBlock* x, int n) {
-  constexpr BlockShape kShape = BlockShapeOf(kType);
+__m256 LegacyBlockDot(const uint8_t* p, const ActivationBlock& x, __m256 acc) {
   constexpr bool kMin = kType == WeightType::kQ4_1 || kType == WeightType::kQ5_1;
   constexpr bool kFive = kType == WeightType::kQ5_0 || kType == WeightType::kQ5_1;
   constexpr int kOffset = kMin ? 0 : kFive ? 16 : 8;
-  const uint8_t* p = static_cast<const uint8_t*>(row);
-  __m256 acc = _mm256_setzero_ps();
-  for (int b = 0; b < n / kShape.elements; ++b, p += kShape.bytes) {
-    const uint8_t* qh = kFive ? p + (kMin ? 4 : 2) : nullptr;
-    const __m256i q = LegacyQuants<Isa>(p + (kMin ? 4 : 2) + (kFive ? 4 : 0), qh);
-    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q));
-    const float d = HalfAt<Isa>(p) * x[b].scale;
-    if (kMin) {
-      const __m256i ones = _mm256_set1_epi16(1);
-      const __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(q, qx), ones);
-      const __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(Bytes<Isa>(1), qx), ones);
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(dot), acc);
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(HalfAt<Isa>(p + 2) * x[b].scale), _mm256_cvtepi32_ps(sum), acc);
-    } else {
-      const __m256i dot = Isa::Dot32(_mm256_sub_epi8(q, Bytes<Isa>(kOffset)), qx);
-      acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(dot), acc);
-    }
+  const uint8_t* qh = kFive ? p + (kMin ? 4 : 2) : nullptr;
+  const __m256i q = LegacyQuants<Isa>(p + (kMin ? 4 : 2) + (kFive ? 4 : 0), qh);
+  const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q));
+  const float d = HalfAt<Isa>(p) * x.scale;
+  if (!kMin) {
+    const __m256i dot = Isa::Dot32(_mm256_sub_epi8(q, Bytes<Isa>(kOffset)), qx);
+    return _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(dot), acc);
   }
-  return Sum8<Isa>(acc);
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(q, qx), ones);
+  const __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(Bytes<Isa>(1), qx), ones);
+  acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(dot), acc);
+  return _mm256_fmadd_ps(_mm256_set1_ps(HalfAt<Isa>(p + 2) * x.scale), _mm256_cvtepi32_ps(sum), acc);
+}
+
+// A legacy row · x quantized in 32-blocks, four accumulators as DotQ8_0.
+template <class Isa, WeightType kType>
+float DotLegacy(const void* row, const ActivationBlock* x, int n) {
+  constexpr int kBytes = BlockShapeOf(kType).bytes;
+  const uint8_t* p = static_cast<const uint8_t*>(row);
+  const int n_blocks = n / kQ8Block;
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int b = 0;
+  for (; b + 4 <= n_blocks; b += 4) {
+    a0 = LegacyBlockDot<Isa, kType>(p + b * kBytes, x[b], a0);
+    a1 = LegacyBlockDot<Isa, kType>(p + (b + 1) * kBytes, x[b + 1], a1);
+    a2 = LegacyBlockDot<Isa, kType>(p + (b + 2) * kBytes, x[b + 2], a2);
+    a3 = LegacyBlockDot<Isa, kType>(p + (b + 3) * kBytes, x[b + 3], a3);
+  }
+  for (; b < n_blocks; ++b) a0 = LegacyBlockDot<Isa, kType>(p + b * kBytes, x[b], a0);
+  return Sum8<Isa>(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
 }
 
 // A K-quant super-block unpacked into registers: q[c] holds weights 32c..32c+31 as unsigned
-// bytes, scale and min one int16 per group of 16 (runtime/quant_unpack.h's form).
+// bytes, scale and min one int16 per group of 16 (runtime/quant_unpack.h's form). The
+// scales are built with vector instructions and stored whole: stores of single int16s
+// read back as a vector stall on store forwarding (that had made Q4_K 3x slower).
 struct KBlock {
   __m256i q[8];
   alignas(32) int16_t scale[16];
   alignas(32) int16_t min[16];
   float d, dmin;
 };
+
+template <class Isa>
+void StoreScales(__m256i scale, __m256i min, KBlock* k) {
+  _mm256_store_si256(reinterpret_cast<__m256i*>(k->scale), scale);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(k->min), min);
+}
 
 // Q2_K and Q3_K: weight 128·half + 32·j + l in bits 2j of qs[32·half + l].
 template <class Isa>
@@ -161,12 +182,9 @@ void TwoBitQuants(const uint8_t* qs, __m256i* q) {
 template <class Isa>
 void UnpackQ2_K(const uint8_t* p, KBlock* k) {
   TwoBitQuants<Isa>((p + offsetof(BlockQ2_K, qs)), k->q);
-  uint8_t scales[16];
-  std::memcpy(scales, p + offsetof(BlockQ2_K, scales), 16);
-  for (int g = 0; g < 16; ++g) {
-    k->scale[g] = scales[g] & 0xF;
-    k->min[g] = scales[g] >> 4;
-  }
+  const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(BlockQ2_K, scales)));
+  StoreScales<Isa>(_mm256_cvtepu8_epi16(_mm_and_si128(s, _mm_set1_epi8(0x0F))),
+                   _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s, 4), _mm_set1_epi8(0x0F))), k);
   k->d = HalfAt<Isa>(p + offsetof(BlockQ2_K, d));
   k->dmin = HalfAt<Isa>(p + offsetof(BlockQ2_K, dmin));
 }
@@ -179,26 +197,34 @@ void UnpackQ3_K(const uint8_t* p, KBlock* k) {
     k->q[c] = _mm256_or_si256(k->q[c], _mm256_slli_epi16(_mm256_and_si256(high, Bytes<Isa>(1)), 2));
     high = _mm256_srli_epi16(high, 1);
   }
-  uint8_t scales[12];
-  std::memcpy(scales, (p + offsetof(BlockQ3_K, scales)), 12);
-  for (int g = 0; g < 16; ++g) {
-    k->scale[g] = static_cast<int16_t>(ScaleQ3_K(scales, g) - 32);
-    k->min[g] = 0;
-  }
+  // ScaleQ3_K for all 16 groups at once, on 32-bit words (as ggml does it).
+  uint32_t a[4];
+  std::memcpy(a, p + offsetof(BlockQ3_K, scales), 12);
+  const uint32_t top = a[2], k2 = 0x0f0f0f0f, k1 = 0x03030303;
+  a[2] = ((a[0] >> 4) & k2) | (((top >> 4) & k1) << 4);
+  a[3] = ((a[1] >> 4) & k2) | (((top >> 6) & k1) << 4);
+  a[0] = (a[0] & k2) | ((top & k1) << 4);
+  a[1] = (a[1] & k2) | (((top >> 2) & k1) << 4);
+  const __m128i s = _mm_set_epi32(static_cast<int>(a[3]), static_cast<int>(a[2]), static_cast<int>(a[1]), static_cast<int>(a[0]));
+  StoreScales<Isa>(_mm256_cvtepi8_epi16(_mm_sub_epi8(s, _mm_set1_epi8(32))), _mm256_setzero_si256(), k);
   k->d = HalfAt<Isa>(p + offsetof(BlockQ3_K, d));
   k->dmin = 0.0f;
 }
 
+// ScaleMinK4 for all 8 groups at once, on 32-bit words (as ggml does it): bytes 0..7 the
+// scales, 8..15 the mins, each then repeated for both groups of 16.
 template <class Isa>
 void ScalesMinsK4(const uint8_t* packed, KBlock* k) {
-  uint8_t s[12];
-  std::memcpy(s, packed, 12);
-  for (int g = 0; g < 8; ++g) {
-    int scale, min;
-    ScaleMinK4(s, g, &scale, &min);
-    k->scale[2 * g] = k->scale[2 * g + 1] = static_cast<int16_t>(scale);
-    k->min[2 * g] = k->min[2 * g + 1] = static_cast<int16_t>(min);
-  }
+  uint32_t u[4];
+  std::memcpy(u, packed, 12);
+  const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
+  u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
+  const uint32_t low_mins = u[1] & k1;
+  u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
+  u[2] = low_mins;
+  u[0] &= k1;
+  const __m128i sm = _mm_set_epi32(static_cast<int>(u[3]), static_cast<int>(u[2]), static_cast<int>(u[1]), static_cast<int>(u[0]));
+  StoreScales<Isa>(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(sm, sm)), _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm)), k);
 }
 
 template <class Isa>
@@ -240,12 +266,8 @@ void UnpackQ6_K(const uint8_t* p, KBlock* k) {
     q[2] = _mm256_or_si256(ShiftMask<Isa, 4, 0x0F>(la), _mm256_slli_epi16(ShiftMask<Isa, 4, 3>(h), 4));
     q[3] = _mm256_or_si256(ShiftMask<Isa, 4, 0x0F>(lb), _mm256_slli_epi16(ShiftMask<Isa, 6, 3>(h), 4));
   }
-  int8_t scales[16];
-  std::memcpy(scales, (p + offsetof(BlockQ6_K, scales)), 16);
-  for (int g = 0; g < 16; ++g) {
-    k->scale[g] = scales[g];
-    k->min[g] = 0;
-  }
+  StoreScales<Isa>(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(BlockQ6_K, scales)))),
+                   _mm256_setzero_si256(), k);
   k->d = HalfAt<Isa>(p + offsetof(BlockQ6_K, d));
   k->dmin = 0.0f;
 }
