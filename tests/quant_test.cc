@@ -33,18 +33,22 @@ constexpr GgmlType kBlockTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::
                                     GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K,
                                     GgmlType::kQ6_K};
 
-std::string DecoderScript() { return std::string(TOYLLM_SOURCE_DIR) + "/tests/gguf_dequantize.py"; }
+// Runs one of the test scripts beside this file with Debian's python3 (numpy); its stdout.
+std::string RunScript(const std::string& script, const std::vector<std::string>& args) {
+  std::string command = "/usr/bin/python3 " + std::string(TOYLLM_SOURCE_DIR) + "/tests/" + script;
+  for (const std::string& a : args) command += " '" + a + "'";
+  FILE* pipe = popen(command.c_str(), "r");
+  std::string out;
+  char buffer[4096];
+  size_t n;
+  while (pipe != nullptr && (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
+  EXPECT_EQ(pipe != nullptr ? pclose(pipe) : -1, 0) << command;
+  return out;
+}
 
 // Runs the numpy decoder on `path`: tensor index -> its dequantised weights.
 std::map<size_t, std::vector<float>> DecodeWithNumpy(const std::string& path, const std::string& dir) {
-  const std::string command = "/usr/bin/python3 " + DecoderScript() + " '" + path + "' '" + dir + "'";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string listing;
-  char buffer[4096];
-  size_t n;
-  while (pipe != nullptr && (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) listing.append(buffer, n);
-  const int status = pipe != nullptr ? pclose(pipe) : -1;
-  EXPECT_EQ(status, 0) << command;
+  const std::string listing = RunScript("gguf_dequantize.py", {path, dir});
   std::map<size_t, std::vector<float>> decoded;
   std::istringstream lines(listing);
   size_t index;
@@ -317,15 +321,9 @@ struct Kl {
   double zoo_prompts, all;
 };
 std::vector<Kl> ZooKl(const std::string& reference, const std::vector<std::string>& candidates) {
-  std::string command = "/usr/bin/python3 " + std::string(TOYLLM_SOURCE_DIR) + "/tests/zoo_kl.py '" +
-                        testing::SharedPath("zoo", "") + "' '" + reference + "'";
-  for (const std::string& c : candidates) command += " '" + c + "'";
-  FILE* pipe = popen(command.c_str(), "r");
-  std::string out;
-  char buffer[4096];
-  size_t n;
-  while (pipe != nullptr && (n = fread(buffer, 1, sizeof(buffer), pipe)) > 0) out.append(buffer, n);
-  EXPECT_EQ(pipe != nullptr ? pclose(pipe) : -1, 0) << command;
+  std::vector<std::string> args = {testing::SharedPath("zoo", ""), reference};
+  args.insert(args.end(), candidates.begin(), candidates.end());
+  const std::string out = RunScript("zoo_kl.py", args);
   std::vector<Kl> kl;
   std::istringstream lines(out);
   std::string path;
