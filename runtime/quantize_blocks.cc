@@ -248,14 +248,9 @@ void QuantizeQ2_K(const float* x, BlockQ2_K* y) {
 
 void QuantizeQ3_K(const float* x, BlockQ3_K* y) {
   uint8_t L[kSuperBlock];
-  float scales[16], max_scale = 0, amax = 0;
-  for (int g = 0; g < 16; ++g) {
-    scales[g] = SignedScaleRefined(16, 4, x + 16 * g, L + 16 * g);
-    if (std::fabs(scales[g]) > amax) {
-      amax = std::fabs(scales[g]);
-      max_scale = scales[g];
-    }
-  }
+  float scales[16];
+  for (int g = 0; g < 16; ++g) scales[g] = SignedScaleRefined(16, 4, x + 16 * g, L + 16 * g);
+  const float max_scale = SignedMax(scales, 16);
   std::memset(y, 0, sizeof(*y));
   if (max_scale != 0) {
     const float iscale = -32 / max_scale;
@@ -321,16 +316,11 @@ void QuantizeQ45_K(const float* x, int nmax, float rmin, int nstep, uint16_t* d,
 
 void QuantizeQ6_K(const float* x, BlockQ6_K* y) {
   uint8_t L[kSuperBlock];
-  float scales[16], max_scale = 0, amax = 0;
-  for (int g = 0; g < 16; ++g) {
-    scales[g] = SignedScale(16, 32, x + 16 * g, L + 16 * g);
-    if (std::fabs(scales[g]) > amax) {
-      amax = std::fabs(scales[g]);
-      max_scale = scales[g];
-    }
-  }
+  float scales[16];
+  for (int g = 0; g < 16; ++g) scales[g] = SignedScale(16, 32, x + 16 * g, L + 16 * g);
+  const float max_scale = SignedMax(scales, 16);
   std::memset(y, 0, sizeof(*y));
-  if (amax < 1e-15f) return;  // all zero: d = 0
+  if (std::fabs(max_scale) < 1e-15f) return;  // all zero: d = 0
   const float iscale = -128 / max_scale;
   y->d = FloatToHalf(1 / iscale);
   for (int g = 0; g < 16; ++g) y->scales[g] = static_cast<int8_t>(std::min(127, Nearest(iscale * scales[g])));
