@@ -161,8 +161,9 @@ absl::Status ParseTensorInfo(Cursor& cursor, GgufTensor* tensor, uint64_t* offse
   if (absl::Status s = cursor.Read(&type, "a tensor type"); !s.ok()) return s;
   GgmlTypeTraits traits;
   if (!LookUpGgmlType(type, &traits)) {
-    return cursor.Error(absl::StrCat("tensor '", tensor->name, "' has ggml type ", type,
-                                     ", which toyllm does not read (f32, f16, bf16, q8_0)"));
+    return cursor.Error(absl::StrCat("tensor '", tensor->name, "' has ggml type ", type, " (",
+                                     UnsupportedGgmlType(type), "), which toyllm does not read (it reads ",
+                                     kSupportedGgmlTypes, ")"));
   }
   tensor->type = static_cast<GgmlType>(type);
   if (tensor->dims[0] % traits.block_elements != 0) {

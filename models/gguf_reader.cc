@@ -47,6 +47,13 @@ class TensorMapper {
   absl::StatusOr<Matrix> Linear(const std::string& name, int rows, int cols) {
     absl::StatusOr<const GgufTensor*> t = Find(name, {cols, rows});
     if (!t.ok()) return t.status();
+    if (IsBlockQuantized((*t)->type)) {
+      const int64_t blocks = WeightBytes((*t)->type, int64_t{rows} * cols) / BlockShapeOf((*t)->type).bytes;
+      if (int64_t bad = FirstNonFiniteScale((*t)->type, (*t)->data, blocks); bad >= 0) {
+        return absl::InvalidArgumentError(absl::StrCat(gguf_.path(), ": tensor '", name, "' block ", bad,
+                                                       " has a non-finite scale (NaN or infinity)"));
+      }
+    }
     if (!NeedsCopy(**t)) return Matrix{(*t)->data, rows, cols, (*t)->type};
     absl::StatusOr<const float*> data = Floats(name, {cols, rows});
     if (!data.ok()) return data.status();

@@ -7,20 +7,6 @@
 #include "runtime/weight_convert.h"
 
 namespace toyllm {
-namespace {
-
-// general.file_type, llama.cpp's LLAMA_FTYPE_* (not the tensor type ids).
-uint32_t FileType(GgmlType type) {
-  switch (type) {
-    case GgmlType::kF32: return 0;
-    case GgmlType::kF16: return 1;
-    case GgmlType::kQ8_0: return 7;
-    case GgmlType::kBF16: return 32;
-  }
-  return 0;
-}
-
-}  // namespace
 
 // llama.cpp's tokenizer keys: SentencePiece ("llama") with scores, plus the exact
 // ModelProto; byte-level BPE ("gpt2") with merges and the pre-tokenizer's name.
@@ -70,10 +56,6 @@ absl::StatusOr<std::string> GgufArchitecture(const ModelConfig& c) {
   return std::string("llama");  // biases, where present, are optional tensors of llama
 }
 
-GgmlType StoredType(GgmlType wanted, int cols) {
-  return wanted == GgmlType::kQ8_0 && cols % 32 != 0 ? GgmlType::kF16 : wanted;
-}
-
 absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
                             const ModelWeights& weights, const ExportOptions& options) {
   absl::StatusOr<std::string> arch = GgufArchitecture(c);
@@ -83,8 +65,9 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
   w.AddString("general.architecture", *arch);
   w.AddString("general.name", options.name.empty() ? "toyllm" : options.name);
   w.AddUint32("general.alignment", 32);
-  w.AddUint32("general.file_type", FileType(options.type));
-  if (options.type == GgmlType::kQ8_0) w.AddUint32("general.quantization_version", 2);
+  const QuantPreset preset{options.type, options.mix};
+  w.AddUint32("general.file_type", FileType(preset));
+  if (IsBlockQuantized(options.type)) w.AddUint32("general.quantization_version", 2);
   w.AddUint32(p + "context_length", c.context_length);
   w.AddUint32(p + "embedding_length", c.dim);
   w.AddUint32(p + "block_count", c.n_layers);
@@ -107,8 +90,11 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
       FromFloat32(GgmlType::kF32, options.values ? options.values(name, n) : data, n, out);
     });
   };
-  const auto add_matrix = [&w, &options](const std::string& name, const Matrix& m) {
-    const GgmlType type = StoredType(options.type, m.cols);
+  const auto add_matrix = [&w, &options, &c, &preset](const std::string& name, const Matrix& m,
+                                                      int layer = -1) {
+    const bool is_output = name == "output.weight" || (c.tied_output && name == "token_embd.weight");
+    const int n_gqa = c.n_kv_heads > 0 ? c.n_heads / c.n_kv_heads : 1;
+    const GgmlType type = PresetTensorType(preset, {name, m.cols, layer, c.n_layers, n_gqa, is_output});
     w.AddTensor(name, {m.cols, m.rows}, type, [&options, name, m, type](std::string* out) {
       if (options.values) {  // a generated model: the views give only the shape
         const int64_t n = int64_t{m.rows} * m.cols;
@@ -136,9 +122,9 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
     const LayerWeights& lw = weights.layers[l];
     const std::string b = absl::StrCat("blk.", l, ".");
     if (c.norm != NormKind::kNone) add_vector(b + "attn_norm.weight", lw.attn_norm, c.dim);
-    add_matrix(b + "attn_q.weight", lw.wq);
-    add_matrix(b + "attn_k.weight", lw.wk);
-    add_matrix(b + "attn_v.weight", lw.wv);
+    add_matrix(b + "attn_q.weight", lw.wq, l);
+    add_matrix(b + "attn_k.weight", lw.wk, l);
+    add_matrix(b + "attn_v.weight", lw.wv, l);
     if (c.qkv_bias) {
       add_vector(b + "attn_q.bias", lw.bq, c.q_dim());
       add_vector(b + "attn_k.bias", lw.bk, c.kv_dim());
@@ -148,12 +134,12 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
       add_vector(b + "attn_q_norm.weight", lw.q_norm, c.head_dim);
       add_vector(b + "attn_k_norm.weight", lw.k_norm, c.head_dim);
     }
-    add_matrix(b + "attn_output.weight", lw.wo);
+    add_matrix(b + "attn_output.weight", lw.wo, l);
     if (c.hidden_dim == 0) continue;  // no feed-forward layer
     if (c.norm != NormKind::kNone) add_vector(b + "ffn_norm.weight", lw.ffn_norm, c.dim);
-    add_matrix(b + "ffn_gate.weight", lw.w1);
-    add_matrix(b + "ffn_down.weight", lw.w2);
-    add_matrix(b + "ffn_up.weight", lw.w3);
+    add_matrix(b + "ffn_gate.weight", lw.w1, l);
+    add_matrix(b + "ffn_down.weight", lw.w2, l);
+    add_matrix(b + "ffn_up.weight", lw.w3, l);
   }
   if (c.norm != NormKind::kNone) add_vector("output_norm.weight", weights.output_norm, c.dim);
   if (!c.tied_output) add_matrix("output.weight", weights.output);

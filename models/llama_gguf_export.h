@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "models/ggml_type.h"
 #include "models/gguf_writer.h"
+#include "models/quant_preset.h"
 #include "runtime/model_config.h"
 #include "runtime/weights.h"
 #include "tokenizer/tokenizer.h"
@@ -17,7 +18,10 @@
 namespace toyllm {
 
 struct ExportOptions {
-  GgmlType type = GgmlType::kF32;  // matrices; norms always stay f32
+  // The matrices' type, or llama-quantize's preset of that base type with `mix`, per-tensor
+  // choices included (models/quant_preset.h); norms always stay f32.
+  GgmlType type = GgmlType::kF32;
+  QuantMix mix = QuantMix::kNone;
   std::string name;                // general.name
   const Tokenizer* tokenizer = nullptr;  // written into the file when given
   GgufWriter::Progress progress;
@@ -32,10 +36,6 @@ struct ExportOptions {
 // scores and, under kSentencePieceModelKey, the exact ModelProto; byte-level BPE ("gpt2")
 // with its merges and the pre-tokenizer's name (or, without one, kPreRegexesKey).
 void AddTokenizerKeys(const Tokenizer& tokenizer, GgufWriter& w);
-
-// Q8_0 needs rows that are whole 32-weight blocks; other matrices fall back to f16, as
-// llama.cpp's converter does. Returns the type a matrix of `cols` columns is stored in.
-GgmlType StoredType(GgmlType wanted, int cols);
 
 // The general.architecture a config is written as: "qwen3" with q/k norms, "qwen2" with
 // half-split RoPE and q/k/v biases, "llama" with interleaved (or no) RoPE; an error for a

@@ -96,18 +96,25 @@ void ParallelFor(int n, int64_t work, const std::function<void(int)>& body) {
 
 void Linear(const float* x, int n, std::initializer_list<LinearLayer> layers) {
   int rows = 0;
-  bool q8 = false;
+  bool blocks32 = false, blocks256 = false;  // which quantized activations the types need
   for (const LinearLayer& layer : layers) {
     rows += layer.w.rows;
-    q8 = q8 || layer.w.type == WeightType::kQ8_0;
+    blocks32 = blocks32 || (IsBlockQuantized(layer.w.type) && !IsKQuant(layer.w.type));
+    blocks256 = blocks256 || IsKQuant(layer.w.type);
   }
   const int cols = layers.begin()->w.cols;  // the same for all: they share x
   GemvInput input{x};
   thread_local std::vector<ActivationBlock> blocks;
-  if (n == 1 && q8) {
+  thread_local std::vector<ActivationBlockK> k_blocks;
+  if (n == 1 && blocks32) {
     blocks.resize(cols / kQ8Block);
     QuantizeActivations(x, cols, blocks.data());
     input.blocks = blocks.data();
+  }
+  if (n == 1 && blocks256) {
+    k_blocks.resize(cols / kSuperBlock);
+    QuantizeActivationsK(x, cols, k_blocks.data());
+    input.k_blocks = k_blocks.data();
   }
   // Rows [begin, end) of the layers' rows taken one after another.
   const auto slice = [&](int begin, int end) {

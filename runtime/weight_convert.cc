@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "runtime/quant_unpack.h"
+#include "runtime/quantize_blocks.h"
+
 namespace toyllm {
 namespace {
 
@@ -79,6 +82,15 @@ void ToFloat32(WeightType type, const void* bytes, int64_t n, float* out) {
         for (int j = 0; j < kQ8Block; ++j) out[b * kQ8Block + j] = q[j] * scale;
       }
       return;
+    default: {
+      const BlockShape shape = BlockShapeOf(type);
+      UnpackedBlock block;
+      for (int64_t b = 0; b < n / shape.elements; ++b) {
+        UnpackBlock(type, data + b * shape.bytes, &block);
+        for (int i = 0; i < shape.elements; ++i) out[b * shape.elements + i] = UnpackedWeight(block, i);
+      }
+      return;
+    }
   }
 }
 
@@ -109,6 +121,15 @@ void FromFloat32(WeightType type, const float* in, int64_t n, std::string* out) 
         }
       }
       return;
+    default: {
+      const BlockShape shape = BlockShapeOf(type);
+      const size_t start = out->size();
+      out->resize(start + WeightBytes(type, n));
+      for (int64_t b = 0; b < n / shape.elements; ++b) {
+        QuantizeBlock(type, in + b * shape.elements, out->data() + start + b * shape.bytes);
+      }
+      return;
+    }
   }
 }
 

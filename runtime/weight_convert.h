@@ -1,5 +1,6 @@
-// Conversions between float32 and the element types weights are stored in: f16, bf16 and
-// Q8_0 (blocks of 32 int8 weights sharing one f16 scale, ggml's block_q8_0). The scalar
+// Conversions between float32 and the element types weights are stored in: f16, bf16,
+// Q8_0 (blocks of 32 int8 weights sharing one f16 scale, ggml's block_q8_0) and ggml's
+// other block types (runtime/quant_blocks.h, through quant_unpack and quantize_blocks). The scalar
 // reference for every type; the kernels in runtime/kernels/ are checked against it.
 #ifndef TOYLLM_RUNTIME_WEIGHT_CONVERT_H_
 #define TOYLLM_RUNTIME_WEIGHT_CONVERT_H_

@@ -1,5 +1,5 @@
 // Views of a model's weights. The runtime never owns weight memory: a reader in models/
-// maps a file and hands out these views, so weights (float32, f16, bf16 or Q8_0) are used
+// maps a file and hands out these views, so weights (float32, f16, bf16 or a block type) are used
 // in place, as the file stores them.
 #ifndef TOYLLM_RUNTIME_WEIGHTS_H_
 #define TOYLLM_RUNTIME_WEIGHTS_H_
@@ -13,7 +13,7 @@ namespace toyllm {
 
 // A row-major matrix [rows, cols]. A linear layer W maps x (cols) to y = W·x (rows), the
 // PyTorch nn.Linear convention, so a projection's output width is its number of rows.
-// Rows are stored one after another, each in `type` (for Q8_0, cols / 32 blocks).
+// Rows are stored one after another, each in `type` (for a block type, whole blocks).
 struct Matrix {
   const void* data = nullptr;
   int rows = 0;

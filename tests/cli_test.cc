@@ -456,7 +456,7 @@ TEST(cli_usage_error, BenchAndConvertRandom) {
   EXPECT_TRUE(FailsCleanly(RunToyllm({"convert", "--random", "15M", "--seed", "-3", "-o", out}), {"--seed"}));
   EXPECT_TRUE(FailsCleanly(RunToyllm({"convert", "--random", "15M", "--tokenizer", "t.model", "-o", out}),
                            {"--tokenizer"}));
-  EXPECT_TRUE(FailsCleanly(RunToyllm({"convert", "--random", "15M", "--type", "q4_0", "-o", out}), {"q4_0"}));
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"convert", "--random", "15M", "--type", "iq4_nl", "-o", out}), {"iq4_nl", "q4_k_m"}));
   EXPECT_TRUE(FailsCleanly(RunToyllm({"convert", "--random", "15M"}), {"-o"}));
   EXPECT_FALSE(PathExists(out));
 }

@@ -131,6 +131,49 @@ TEST_F(convert_cli, Q8_0AndF16) {
   }
 }
 
+// llama-quantize's presets on stories260K: its rows of 64 and 172 are no whole 256-blocks,
+// so the K-quant presets take llama.cpp's fallbacks (Q4_K -> Q5_0, Q6_K -> Q8_0, f16 for
+// 172); the generated text follows llama2.c's for a measured prefix.
+TEST_F(convert_cli, QuantizationPresets) {
+  struct Case {
+    const char* preset;
+    const char* types;  // info's tensor_types line
+    size_t same_bytes;  // measured, less a margin
+  };
+  // Measured here (AVX2): the first 87, 200 and 295 bytes agree. The tied embedding is the
+  // output: q8_0, as llama-quantize stores an output whose rows are not 256-blocks.
+  for (const Case& c : {Case{"q4_0", "q8_0 x1, f32 x11, q4_0 x30, f16 x5", 60},
+                        Case{"q4_k_m", "q8_0 x3, f32 x11, q5_0 x28, f16 x5", 150},
+                        Case{"q6_k", "q8_0 x31, f32 x11, f16 x5", 250}}) {
+    SCOPED_TRACE(c.preset);
+    const std::string gguf = dir_ + "/" + c.preset + ".gguf";
+    ASSERT_TRUE(testing::Succeeds(Convert({"--type", c.preset, bin_, "-o", gguf, "--tokenizer", tok_})));
+    const RunResult info = testing::RunToyllm({"info", "-m", gguf}, kTimeout);
+    ASSERT_TRUE(testing::Succeeds(info));
+    EXPECT_NE(info.out.find(std::string("tensor_types:    ") + c.types + "\n"), std::string::npos) << info.out;
+    const RunResult generate = Greedy(gguf);
+    ASSERT_TRUE(testing::Succeeds(generate));
+    size_t same = 0;
+    while (same < generate.out.size() && same < golden_.size() && generate.out[same] == golden_[same]) ++same;
+    std::cerr << c.preset << ": the first " << same << " bytes as llama2.c's\n";
+    EXPECT_GE(same, c.same_bytes);
+  }
+}
+
+// The counts of types on a 110M-shaped file and a 15M one, whose 288-wide rows fall back.
+TEST_F(convert_cli, InfoCountsTheTensorTypes) {
+  const std::string gguf = dir_ + "/random.gguf";
+  ASSERT_TRUE(testing::Succeeds(Convert({"--random", "15M", "--type", "q4_k_m", "-o", gguf})));
+  const RunResult info = testing::RunToyllm({"info", "-m", gguf}, kTimeout);
+  ASSERT_TRUE(testing::Succeeds(info));
+  // token_embd and the 288-wide matrices q5_0, attn_v of layers 2 and 5 (use_more_bits)
+  // and output q8_0; ffn_down (768 wide) q6_k in layers 2 and 5, q4_k elsewhere.
+  EXPECT_NE(info.out.find("tensor_types:    q5_0 x35, f32 x13, q4_k x4, q8_0 x3, q6_k x2\n"), std::string::npos)
+      << info.out;
+  EXPECT_NE(info.out.find("general.file_type"), std::string::npos);
+  EXPECT_NE(info.out.find("15"), std::string::npos);
+}
+
 TEST_F(convert_cli, GgufToGgufReproducesTheFile) {
   const std::string first = dir_ + "/first.gguf", second = dir_ + "/second.gguf";
   ASSERT_TRUE(testing::Succeeds(Convert({bin_, "--tokenizer", tok_, "-o", first})));
@@ -146,7 +189,7 @@ TEST_F(convert_cli, BadInvocationsFailCleanlyAndWriteNothing) {
     }
   };
   EXPECT_TRUE(FailedCleanly(Convert({bin_, "--tokenizer", tok_, "--type", "q4", "-o", out}),
-                            {"--type", "'q4' is not one of f32, f16, bf16, q8_0"}));
+                            {"--type", "'q4' is not one of f32, f16, bf16, q4_0"}));
   nothing_written();
   EXPECT_TRUE(FailedCleanly(Convert({"-o", out}), {"give exactly one INPUT model"}));
   nothing_written();

@@ -504,9 +504,12 @@ TEST_F(gguf, QuantizedFilesStayCloseToF32) {
       EXPECT_EQ(*g->GetInt("general.file_type"), 32);
     }
   }
-  EXPECT_EQ(StoredType(GgmlType::kQ8_0, 172), GgmlType::kF16);
-  EXPECT_EQ(StoredType(GgmlType::kQ8_0, 64), GgmlType::kQ8_0);
-  EXPECT_EQ(StoredType(GgmlType::kBF16, 172), GgmlType::kBF16);
+  const auto stored = [](GgmlType type, int cols) {
+    return PresetTensorType({type}, {"blk.0.ffn_up.weight", cols, 0, 1, 1, false});
+  };
+  EXPECT_EQ(stored(GgmlType::kQ8_0, 172), GgmlType::kF16);
+  EXPECT_EQ(stored(GgmlType::kQ8_0, 64), GgmlType::kQ8_0);
+  EXPECT_EQ(stored(GgmlType::kBF16, 172), GgmlType::kBF16);
 }
 
 // The test's own builder writes what toyllm's reader accepts; the broken files below are
@@ -915,9 +918,34 @@ TEST_F(gguf, CorruptedFilesFailCleanlyWithoutAllocating) {
   b.T("token_embd.weight").dims = {uint64_t{1} << 30, uint64_t{1} << 30};  // product 2^60
   EXPECT_LOAD_ERROR("elements_2_60.gguf", b.Build(), "absurd dimension");
   b = valid;
-  b.T("blk.1.attn_k.weight").type = 12;  // Q4_K
-  EXPECT_LOAD_ERROR("type_q4_k.gguf", b.Build(), "tensor 'blk.1.attn_k.weight' has ggml type 12",
-                    "toyllm does not read");
+  b.T("blk.1.attn_k.weight").type = 20;  // IQ4_NL, an I-quant
+  EXPECT_LOAD_ERROR("type_iq4_nl.gguf", b.Build(), "tensor 'blk.1.attn_k.weight' has ggml type 20 (iq4_nl)",
+                    "toyllm does not read (it reads f32, f16, bf16, q4_0");
+  b = valid;
+  b.T("blk.1.attn_k.weight").type = 35;  // TQ2_0, ternary
+  EXPECT_LOAD_ERROR("type_tq2_0.gguf", b.Build(), "has ggml type 35 (tq2_0)", "toyllm does not read");
+  b = valid;
+  b.T("blk.1.attn_k.weight").type = 12;  // Q4_K: 256-weight blocks, rows of 64
+  EXPECT_LOAD_ERROR("q4_k_partial_blocks.gguf", b.Build(),
+                    "tensor 'blk.1.attn_k.weight' has rows of 64 weights, not whole q4_k blocks");
+  {
+    // blk.0.attn_q as Q4_0 blocks (64 × 64 weights: 128 blocks of 18 bytes).
+    std::vector<float> values(64 * 64, 0.25f);
+    std::string q4_0;
+    FromFloat32(GgmlType::kQ4_0, values.data(), static_cast<int64_t>(values.size()), &q4_0);
+    ASSERT_EQ(q4_0.size(), 128u * 18);
+    b = valid;
+    b.T("blk.0.attn_q.weight").type = 3;  // claims Q4_1 (20-byte blocks) for Q4_0's bytes
+    b.T("blk.0.attn_q.weight").data = q4_0;
+    EXPECT_LOAD_ERROR("q4_1_size.gguf", b.Build(), "tensor 'blk.0.attn_k.weight'", "overlaps tensor 'blk.0.attn_q.weight'");
+    b = valid;
+    b.T("blk.0.attn_q.weight").type = 2;
+    b.T("blk.0.attn_q.weight").data = q4_0;
+    const uint16_t nan = 0x7e00;
+    std::memcpy(&b.T("blk.0.attn_q.weight").data[5 * 18], &nan, 2);
+    EXPECT_LOAD_ERROR("q4_0_nan_scale.gguf", b.Build(),
+                      "tensor 'blk.0.attn_q.weight' block 5 has a non-finite scale (NaN or infinity)");
+  }
   b = valid;
   b.T("blk.0.ffn_down.weight").type = 8;  // q8_0 with rows of 172
   EXPECT_LOAD_ERROR("q8_0_partial_blocks.gguf", b.Build(),

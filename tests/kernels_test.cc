@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "models/ggml_type.h"
 #include "runtime/cpu_features.h"
 #include "runtime/kernels/dequantize.h"
 #include "runtime/kernels/gemv.h"
@@ -21,13 +22,47 @@
 namespace toyllm {
 namespace {
 
-constexpr WeightType kTypes[] = {WeightType::kF32, WeightType::kF16, WeightType::kBF16,
-                                 WeightType::kQ8_0};
+constexpr WeightType kTypes[] = {
+    WeightType::kF32,  WeightType::kF16,  WeightType::kBF16, WeightType::kQ8_0,
+    WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ5_0, WeightType::kQ5_1,
+    WeightType::kQ2_K, WeightType::kQ3_K, WeightType::kQ4_K, WeightType::kQ5_K,
+    WeightType::kQ6_K};
 
 // Ragged widths: none a multiple of 64 floats but 1024, tails of every kind for the 8- and
-// 16-wide paths. Q8_0 rows are whole blocks by format, so its widths are multiples of 32.
+// 16-wide paths. Block-quantized rows are whole blocks by format, so their widths are
+// multiples of 32 or (K-quants) 256.
 constexpr int kWidths[] = {1, 7, 8, 15, 16, 17, 33, 100, 288, 1024};
-constexpr int kQ8Widths[] = {32, 64, 96, 288, 1024};
+constexpr int kBlockWidths[] = {32, 64, 96, 288, 1024};
+constexpr int kSuperBlockWidths[] = {256, 512, 768, 2048};
+
+std::vector<int> WidthsFor(WeightType type) {
+  if (IsKQuant(type)) return {std::begin(kSuperBlockWidths), std::end(kSuperBlockWidths)};
+  if (IsBlockQuantized(type)) return {std::begin(kBlockWidths), std::end(kBlockWidths)};
+  return {std::begin(kWidths), std::end(kWidths)};
+}
+
+// An activation row quantized as the GEMV of `type` needs it.
+struct QuantizedInput {
+  std::vector<ActivationBlock> blocks;
+  std::vector<ActivationBlockK> k_blocks;
+  GemvInput input;
+};
+
+QuantizedInput Quantize(WeightType type, const std::vector<float>& x) {
+  QuantizedInput q;
+  const int n = static_cast<int>(x.size());
+  q.input.values = x.data();
+  if (IsKQuant(type)) {
+    q.k_blocks.resize(n / kSuperBlock);
+    QuantizeActivationsK(x.data(), n, q.k_blocks.data());
+    q.input.k_blocks = q.k_blocks.data();
+  } else if (IsBlockQuantized(type)) {
+    q.blocks.resize(n / kQ8Block);
+    QuantizeActivations(x.data(), n, q.blocks.data());
+    q.input.blocks = q.blocks.data();
+  }
+  return q;
+}
 
 std::vector<float> RandomVector(std::mt19937& gen, size_t n) {
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -76,6 +111,20 @@ std::vector<float> QuantizedValues(const std::vector<float>& x) {
   return values;
 }
 
+// x as the GEMV of `type` sees it (rows of `cols`): itself for float weights, rounded to
+// 32-blocks for the legacy types, to 256-blocks (Q8_K) for the K-quants.
+std::vector<float> SeenBy(WeightType type, const std::vector<float>& x, int cols) {
+  if (!IsBlockQuantized(type)) return x;
+  if (!IsKQuant(type)) return QuantizedValues(x);
+  std::vector<float> values(x.size());
+  for (size_t start = 0; start < x.size(); start += cols) {
+    std::vector<ActivationBlockK> blocks(cols / kSuperBlock);
+    QuantizeActivationsK(x.data() + start, cols, blocks.data());
+    for (int i = 0; i < cols; ++i) values[start + i] = blocks[i / kSuperBlock].q[i % kSuperBlock] * blocks[i / kSuperBlock].scale;
+  }
+  return values;
+}
+
 TEST(kernels, QuantizedActivationsAreWithinHalfAStepOfTheirBlockMaximum) {
   std::mt19937 gen(8);
   std::vector<float> x = RandomVector(gen, 4 * kQ8Block);
@@ -108,16 +157,13 @@ TEST(kernels, EveryGemvPathMatchesTheScalarReference) {
   if (DetectedCpuLevel() >= CpuLevel::kAvx2) levels.push_back(CpuLevel::kAvx2);
   if (DetectedCpuLevel() >= CpuLevel::kAvx512) levels.push_back(CpuLevel::kAvx512);
   for (WeightType type : kTypes) {
-    const bool q8 = type == WeightType::kQ8_0;
-    for (int cols : q8 ? std::vector<int>(std::begin(kQ8Widths), std::end(kQ8Widths))
-                       : std::vector<int>(std::begin(kWidths), std::end(kWidths))) {
+    for (int cols : WidthsFor(type)) {
       for (int rows : {1, 5, 37}) {
         const TypedMatrix w = MakeMatrix(gen, type, rows, cols);
         const std::vector<float> x = RandomVector(gen, cols);
         std::vector<float> expected(rows);
-        std::vector<ActivationBlock> blocks(cols / kQ8Block);
-        if (q8) QuantizeActivations(x.data(), cols, blocks.data());
-        const GemvInput input{x.data(), q8 ? blocks.data() : nullptr};
+        const QuantizedInput quantized = Quantize(type, x);
+        const GemvInput& input = quantized.input;
         GemvScalar(w.view, input, 0, rows, expected.data());
         for (CpuLevel level : levels) {
           SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " level "
@@ -168,13 +214,57 @@ TEST(kernels, Q8_0BlocksAtTheInt8ExtremesMatchTheScalarReference) {
   }
 }
 
+// Blocks of random bytes (every bit pattern a file may hold, e.g. Q6_K scales of -128,
+// which the quantizer never writes) with finite scales, times activations that all
+// quantize to ±127: no int16 pair may saturate, every bit must land where the scalar
+// reference puts it.
+TEST(kernels, RandomBlocksAtTheExtremesMatchTheScalarReference) {
+  std::mt19937 gen(11);
+  for (WeightType type : kTypes) {
+    if (!IsBlockQuantized(type)) continue;
+    const BlockShape shape = BlockShapeOf(type);
+    const int cols = 4 * shape.elements, rows = 3;
+    std::string bytes(1 + rows * WeightBytes(type, cols), '\0');  // misaligned by one byte
+    for (int b = 0; b < rows * 4; ++b) {
+      uint8_t* block = reinterpret_cast<uint8_t*>(&bytes[1 + b * shape.bytes]);
+      do {
+        for (int i = 0; i < shape.bytes; ++i) block[i] = static_cast<uint8_t>(gen());
+      } while (FirstNonFiniteScale(type, block, 1) >= 0);
+    }
+    const Matrix w{bytes.data() + 1, rows, cols, type};
+    std::vector<float> x(cols);
+    for (int i = 0; i < cols; ++i) x[i] = (i * 7) % 3 == 0 ? -1.0f : 1.0f;
+    const QuantizedInput q = Quantize(type, x);
+    std::vector<float> expected(rows), floats(cols);
+    GemvScalar(w, q.input, 0, rows, expected.data());
+    const std::vector<float> seen = SeenBy(type, x, cols);
+    for (int r = 0; r < rows; ++r) {
+      ToFloat32(type, w.row(r), cols, floats.data());
+      double exact = 0;
+      for (int i = 0; i < cols; ++i) exact += double{floats[i]} * seen[i];
+      ASSERT_NEAR(expected[r], exact, Tolerance(floats, seen.data(), cols)) << "type " << static_cast<int>(type);
+    }
+    for (CpuLevel level : {CpuLevel::kAvx2, CpuLevel::kAvx512}) {
+      if (level > DetectedCpuLevel()) continue;
+      std::vector<float> y(rows);
+      GemvFor(level)(w, q.input, 0, rows, y.data());
+      for (int r = 0; r < rows; ++r) {
+        ToFloat32(type, w.row(r), cols, floats.data());
+        EXPECT_NEAR(y[r], expected[r], Tolerance(floats, seen.data(), cols))
+            << "type " << static_cast<int>(type) << " " << CpuLevelName(level);
+      }
+    }
+  }
+}
+
 // The conversions are exact, so the vector path must equal the scalar one bit for bit.
 TEST(kernels, DequantizeEqualsTheScalarConversion) {
   std::mt19937 gen(7);
   for (WeightType type : kTypes) {
-    for (int n : {32, 96, 1024}) {
+    for (int n : {32, 96, 256, 1024}) {
       for (int extra : {0, 1, 7}) {  // ragged tails, for the types that allow them
-        const int count = type == WeightType::kQ8_0 ? n : n + extra;
+        if (IsKQuant(type) && (n % kSuperBlock != 0 || extra > 0)) continue;
+        const int count = IsBlockQuantized(type) ? n : n + extra;
         const TypedMatrix m = MakeMatrix(gen, type, 1, count);
         std::vector<float> out(count, NAN);
         Dequantize(type, m.view.data, count, out.data());
@@ -191,7 +281,8 @@ TEST(kernels, LinearOnEveryTypeAndThreadCountMatchesDequantisedWeights) {
   for (int threads : {1, 2, 3}) {
     SetThreadCount(threads);
     for (WeightType type : kTypes) {
-      for (auto [rows, cols] : {std::pair{600, 1024}, std::pair{1000, 288}, std::pair{48, 32}}) {
+      const bool k = IsKQuant(type);
+      for (auto [rows, cols] : {std::pair{600, 1024}, std::pair{1000, k ? 768 : 288}, std::pair{48, k ? 256 : 32}}) {
         const TypedMatrix w = MakeMatrix(gen, type, rows, cols);
         for (int n : {1, 5}) {
           SCOPED_TRACE(::testing::Message() << "threads " << threads << " type "
@@ -201,9 +292,8 @@ TEST(kernels, LinearOnEveryTypeAndThreadCountMatchesDequantisedWeights) {
           std::vector<float> y(static_cast<size_t>(n) * rows + 1, NAN);
           y.back() = 12345.0f;
           Linear(x.data(), n, w.view, y.data());
-          // Decode (one row) multiplies Q8_0 weights by x quantized; prefill by x itself.
-          const std::vector<float> used =
-              n == 1 && type == WeightType::kQ8_0 ? QuantizedValues(x) : x;
+          // Decode (one row) multiplies quantized weights by x quantized; prefill by x itself.
+          const std::vector<float> used = n == 1 ? SeenBy(type, x, cols) : x;
           for (int t = 0; t < n; ++t) {
             for (int r = 0; r < rows; ++r) {
               const std::vector<float> row(w.floats.begin() + r * cols, w.floats.begin() + (r + 1) * cols);

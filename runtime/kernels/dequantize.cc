@@ -43,6 +43,8 @@ __attribute__((target("avx2,fma,f16c"))) void DequantizeAvx2(WeightType type, co
         }
       }
       break;
+    default:  // the other block types: ToFloat32's unpacking
+      break;
   }
   if (i < n) ToFloat32(type, bytes + WeightBytes(type, i), n - i, out + i);
 }

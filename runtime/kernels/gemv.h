@@ -11,19 +11,21 @@
 
 namespace toyllm {
 
-// One activation row as the kernels multiply it: w.cols floats, and for Q8_0 weights the
-// same row quantized (QuantizeActivations) — once per product, not once per slice of rows.
+// One activation row as the kernels multiply it: w.cols floats, and for quantized weights
+// the same row quantized — once per product, not once per slice of rows.
 struct GemvInput {
   const float* values;
-  const ActivationBlock* blocks = nullptr;  // required for Q8_0 weights
+  const ActivationBlock* blocks = nullptr;     // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 weights
+  const ActivationBlockK* k_blocks = nullptr;  // the K-quants (IsKQuant)
 };
 
 // y[r] = W.row(r) · x for rows [row_begin, row_end).
 using GemvKernel = void (*)(const Matrix& w, const GemvInput& x, int row_begin, int row_end,
                             float* y);
 
-// The scalar reference: float32 products summed in order; for Q8_0 each block's integer
-// products summed, then scaled by both blocks' scales.
+// The scalar reference: float32 products summed in order; for quantized weights each
+// block's integer products summed (from UnpackBlock, runtime/quant_unpack.h), then scaled
+// by both blocks' scales.
 void GemvScalar(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y);
 // Only callable where DetectedCpuLevel() allows.
 void GemvAvx2(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y);

@@ -73,9 +73,7 @@ struct Avx2 {
   // maddubs multiplies unsigned bytes by signed ones, adding pairs into int16 (at most
   // 2·128·127, no saturation): |w| times x with w's sign moved onto it; madd then adds
   // pairs of those into int32.
-  static __m256i BlockDot(const int8_t* w, const int8_t* x) {
-    const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
-    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+  static __m256i Dot32(__m256i qw, __m256i qx) {
     const __m256i pairs = _mm256_maddubs_epi16(_mm256_sign_epi8(qw, qw), _mm256_sign_epi8(qx, qw));
     return _mm256_madd_epi16(pairs, _mm256_set1_epi16(1));
   }

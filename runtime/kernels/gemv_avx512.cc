@@ -93,9 +93,7 @@ float Dot(const void* row, const float* x, int n) {
 struct Avx512 {
   // vpdpbusd multiplies unsigned bytes by signed ones: |w| times x with w's sign moved onto
   // it is the same product.
-  static __m256i BlockDot(const int8_t* w, const int8_t* x) {
-    const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w));
-    const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x));
+  static __m256i Dot32(__m256i qw, __m256i qx) {
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(qw, qw),
                                _mm256_sign_epi8(qx, qw));
   }

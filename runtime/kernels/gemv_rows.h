@@ -2,16 +2,20 @@
 // blocks and the row loop per weight type. gemv_avx2.cc and gemv_avx512.cc include it
 // after their target pragma and instantiate Gemv<Isa> with an `Isa` that has:
 //   static constexpr DotFn kF32, kF16, kBF16;  // a row of that type · x
-//   static __m256i BlockDot(const int8_t* w, const int8_t* x);
-//       // 32 int8 products of a Q8_0 block and an activation block, as eight int32 sums
+//   static __m256i Dot32(__m256i w, __m256i x);
+//       // 32 int8 products (w and x signed), as eight int32 sums
+// The other quantized types unpack a block into unsigned bytes with AVX2 (both paths have
+// it) and multiply them with maddubs, in the form of runtime/quant_unpack.h.
 #ifndef TOYLLM_RUNTIME_KERNELS_GEMV_ROWS_H_
 #define TOYLLM_RUNTIME_KERNELS_GEMV_ROWS_H_
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstring>
 
 #include "runtime/kernels/gemv.h"
+#include "runtime/quant_blocks.h"
 #include "runtime/weights.h"
 
 namespace toyllm {
@@ -39,7 +43,9 @@ float Sum8(__m256 v) {
 // acc + (both scales) · (the block's integer dot product, in eight lanes).
 template <class Isa>
 __m256 ScaledBlockDot(const BlockQ8_0& w, const ActivationBlock& x, __m256 acc) {
-  const __m256 dot = _mm256_cvtepi32_ps(Isa::BlockDot(w.q, x.q));
+  const __m256i qw = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w.q));
+  const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q));
+  const __m256 dot = _mm256_cvtepi32_ps(Isa::Dot32(qw, qx));
   return _mm256_fmadd_ps(_mm256_set1_ps(BlockScale<Isa>(w) * x.scale), dot, acc);
 }
 
@@ -61,6 +67,253 @@ float DotQ8_0(const void* row, const ActivationBlock* x, int n) {
   return Sum8<Isa>(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
 }
 
+template <class Isa>
+float HalfAt(const uint8_t* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  return _cvtsh_ss(bits);
+}
+
+template <class Isa>
+__m256i Bytes(uint8_t v) {
+  return _mm256_set1_epi8(static_cast<char>(v));
+}
+
+// The bytes of a 256-bit vector shifted right by `bits` within each byte, then masked.
+template <class Isa, int kBits, uint8_t kMask>
+__m256i ShiftMask(__m256i v) {
+  return _mm256_and_si256(_mm256_srli_epi16(v, kBits), Bytes<Isa>(kMask));
+}
+
+// 32 bits to 32 bytes: byte i is 0xFF where bit i is set.
+template <class Isa>
+__m256i BitsToBytes(uint32_t bits) {
+  const __m256i spread = _mm256_shuffle_epi8(
+      _mm256_set1_epi32(static_cast<int>(bits)),
+      _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
+  const __m256i bit = _mm256_set1_epi64x(static_cast<int64_t>(0x8040201008040201));
+  return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
+}
+
+// A legacy 32-weight block's unsigned quants: nibbles, plus the fifth bits for Q5_*.
+template <class Isa>
+__m256i LegacyQuants(const uint8_t* qs, const uint8_t* qh) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
+  const __m128i low = _mm_and_si128(b, _mm_set1_epi8(0x0F));
+  const __m128i high = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(0x0F));
+  const __m256i q = _mm256_set_m128i(high, low);
+  if (qh == nullptr) return q;
+  uint32_t bits;
+  std::memcpy(&bits, qh, 4);
+  return _mm256_or_si256(q, _mm256_and_si256(BitsToBytes<Isa>(bits), Bytes<Isa>(0x10)));
+}
+
+// A legacy row · x quantized in 32-blocks. Q4_0/Q5_0 (weight = d·(q − offset)) subtract the
+// offset and take the signed product; Q4_1/Q5_1 (d·q + m) add m·Σx.
+// One legacy block's contribution added to acc. Q4_0/Q5_0 (weight = d·(q − offset))
+// subtract the offset and take the signed product; Q4_1/Q5_1 (d·q + m) add m·Σx.
+template <class Isa, WeightType kType>
+__m256 LegacyBlockDot(const uint8_t* p, const ActivationBlock& x, __m256 acc) {
+  constexpr bool kMin = kType == WeightType::kQ4_1 || kType == WeightType::kQ5_1;
+  constexpr bool kFive = kType == WeightType::kQ5_0 || kType == WeightType::kQ5_1;
+  constexpr int kOffset = kMin ? 0 : kFive ? 16 : 8;
+  const uint8_t* qh = kFive ? p + (kMin ? 4 : 2) : nullptr;
+  const __m256i q = LegacyQuants<Isa>(p + (kMin ? 4 : 2) + (kFive ? 4 : 0), qh);
+  const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x.q));
+  const float d = HalfAt<Isa>(p) * x.scale;
+  if (!kMin) {
+    const __m256i dot = Isa::Dot32(_mm256_sub_epi8(q, Bytes<Isa>(kOffset)), qx);
+    return _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(dot), acc);
+  }
+  const __m256i ones = _mm256_set1_epi16(1);
+  const __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(q, qx), ones);
+  const __m256i sum = _mm256_madd_epi16(_mm256_maddubs_epi16(Bytes<Isa>(1), qx), ones);
+  acc = _mm256_fmadd_ps(_mm256_set1_ps(d), _mm256_cvtepi32_ps(dot), acc);
+  return _mm256_fmadd_ps(_mm256_set1_ps(HalfAt<Isa>(p + 2) * x.scale), _mm256_cvtepi32_ps(sum), acc);
+}
+
+// A legacy row · x quantized in 32-blocks, four accumulators as DotQ8_0.
+template <class Isa, WeightType kType>
+float DotLegacy(const void* row, const ActivationBlock* x, int n) {
+  constexpr int kBytes = BlockShapeOf(kType).bytes;
+  const uint8_t* p = static_cast<const uint8_t*>(row);
+  const int n_blocks = n / kQ8Block;
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+  int b = 0;
+  for (; b + 4 <= n_blocks; b += 4) {
+    a0 = LegacyBlockDot<Isa, kType>(p + b * kBytes, x[b], a0);
+    a1 = LegacyBlockDot<Isa, kType>(p + (b + 1) * kBytes, x[b + 1], a1);
+    a2 = LegacyBlockDot<Isa, kType>(p + (b + 2) * kBytes, x[b + 2], a2);
+    a3 = LegacyBlockDot<Isa, kType>(p + (b + 3) * kBytes, x[b + 3], a3);
+  }
+  for (; b < n_blocks; ++b) a0 = LegacyBlockDot<Isa, kType>(p + b * kBytes, x[b], a0);
+  return Sum8<Isa>(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+}
+
+// A K-quant super-block unpacked into registers: q[c] holds weights 32c..32c+31 as unsigned
+// bytes, scale and min one int16 per group of 16 (runtime/quant_unpack.h's form). The
+// scales are built with vector instructions and stored whole: stores of single int16s
+// read back as a vector stall on store forwarding (that had made Q4_K 3x slower).
+struct KBlock {
+  __m256i q[8];
+  alignas(32) int16_t scale[16];
+  alignas(32) int16_t min[16];
+  float d, dmin;
+};
+
+template <class Isa>
+void StoreScales(__m256i scale, __m256i min, KBlock* k) {
+  _mm256_store_si256(reinterpret_cast<__m256i*>(k->scale), scale);
+  _mm256_store_si256(reinterpret_cast<__m256i*>(k->min), min);
+}
+
+// Q2_K and Q3_K: weight 128·half + 32·j + l in bits 2j of qs[32·half + l].
+template <class Isa>
+void TwoBitQuants(const uint8_t* qs, __m256i* q) {
+  for (int half = 0; half < 2; ++half) {
+    const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * half));
+    q[4 * half + 0] = ShiftMask<Isa, 0, 3>(b);
+    q[4 * half + 1] = ShiftMask<Isa, 2, 3>(b);
+    q[4 * half + 2] = ShiftMask<Isa, 4, 3>(b);
+    q[4 * half + 3] = ShiftMask<Isa, 6, 3>(b);
+  }
+}
+
+template <class Isa>
+void UnpackQ2_K(const uint8_t* p, KBlock* k) {
+  TwoBitQuants<Isa>((p + offsetof(BlockQ2_K, qs)), k->q);
+  const __m128i s = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(BlockQ2_K, scales)));
+  StoreScales<Isa>(_mm256_cvtepu8_epi16(_mm_and_si128(s, _mm_set1_epi8(0x0F))),
+                   _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(s, 4), _mm_set1_epi8(0x0F))), k);
+  k->d = HalfAt<Isa>(p + offsetof(BlockQ2_K, d));
+  k->dmin = HalfAt<Isa>(p + offsetof(BlockQ2_K, dmin));
+}
+
+template <class Isa>
+void UnpackQ3_K(const uint8_t* p, KBlock* k) {
+  TwoBitQuants<Isa>((p + offsetof(BlockQ3_K, qs)), k->q);
+  __m256i high = _mm256_loadu_si256(reinterpret_cast<const __m256i*>((p + offsetof(BlockQ3_K, hmask))));
+  for (int c = 0; c < 8; ++c) {  // bit c of hmask[l] is weight 32c + l's third bit
+    k->q[c] = _mm256_or_si256(k->q[c], _mm256_slli_epi16(_mm256_and_si256(high, Bytes<Isa>(1)), 2));
+    high = _mm256_srli_epi16(high, 1);
+  }
+  // ScaleQ3_K for all 16 groups at once, on 32-bit words (as ggml does it).
+  uint32_t a[4];
+  std::memcpy(a, p + offsetof(BlockQ3_K, scales), 12);
+  const uint32_t top = a[2], k2 = 0x0f0f0f0f, k1 = 0x03030303;
+  a[2] = ((a[0] >> 4) & k2) | (((top >> 4) & k1) << 4);
+  a[3] = ((a[1] >> 4) & k2) | (((top >> 6) & k1) << 4);
+  a[0] = (a[0] & k2) | ((top & k1) << 4);
+  a[1] = (a[1] & k2) | (((top >> 2) & k1) << 4);
+  const __m128i s = _mm_set_epi32(static_cast<int>(a[3]), static_cast<int>(a[2]), static_cast<int>(a[1]), static_cast<int>(a[0]));
+  StoreScales<Isa>(_mm256_cvtepi8_epi16(_mm_sub_epi8(s, _mm_set1_epi8(32))), _mm256_setzero_si256(), k);
+  k->d = HalfAt<Isa>(p + offsetof(BlockQ3_K, d));
+  k->dmin = 0.0f;
+}
+
+// ScaleMinK4 for all 8 groups at once, on 32-bit words (as ggml does it): bytes 0..7 the
+// scales, 8..15 the mins, each then repeated for both groups of 16.
+template <class Isa>
+void ScalesMinsK4(const uint8_t* packed, KBlock* k) {
+  uint32_t u[4];
+  std::memcpy(u, packed, 12);
+  const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
+  u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
+  const uint32_t low_mins = u[1] & k1;
+  u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
+  u[2] = low_mins;
+  u[0] &= k1;
+  const __m128i sm = _mm_set_epi32(static_cast<int>(u[3]), static_cast<int>(u[2]), static_cast<int>(u[1]), static_cast<int>(u[0]));
+  StoreScales<Isa>(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(sm, sm)), _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm)), k);
+}
+
+template <class Isa>
+void UnpackQ4_K(const uint8_t* p, KBlock* k) {
+  for (int r = 0; r < 4; ++r) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>((p + offsetof(BlockQ4_K, qs)) + 32 * r));
+    k->q[2 * r] = ShiftMask<Isa, 0, 0x0F>(v);
+    k->q[2 * r + 1] = ShiftMask<Isa, 4, 0x0F>(v);
+  }
+  ScalesMinsK4<Isa>((p + offsetof(BlockQ4_K, scales)), k);
+  k->d = HalfAt<Isa>(p);
+  k->dmin = HalfAt<Isa>(p + 2);
+}
+
+template <class Isa>
+void UnpackQ5_K(const uint8_t* p, KBlock* k) {
+  __m256i high = _mm256_loadu_si256(reinterpret_cast<const __m256i*>((p + offsetof(BlockQ5_K, qh))));
+  for (int r = 0; r < 4; ++r) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>((p + offsetof(BlockQ5_K, qs)) + 32 * r));
+    const __m256i one = Bytes<Isa>(1);
+    k->q[2 * r] = _mm256_or_si256(ShiftMask<Isa, 0, 0x0F>(v), _mm256_slli_epi16(_mm256_and_si256(high, one), 4));
+    k->q[2 * r + 1] = _mm256_or_si256(ShiftMask<Isa, 4, 0x0F>(v), _mm256_slli_epi16(ShiftMask<Isa, 1, 1>(high), 4));
+    high = _mm256_srli_epi16(high, 2);
+  }
+  ScalesMinsK4<Isa>((p + offsetof(BlockQ5_K, scales)), k);
+  k->d = HalfAt<Isa>(p);
+  k->dmin = HalfAt<Isa>(p + 2);
+}
+
+template <class Isa>
+void UnpackQ6_K(const uint8_t* p, KBlock* k) {
+  for (int half = 0; half < 2; ++half) {
+    const __m256i la = _mm256_loadu_si256(reinterpret_cast<const __m256i*>((p + offsetof(BlockQ6_K, ql)) + 64 * half));
+    const __m256i lb = _mm256_loadu_si256(reinterpret_cast<const __m256i*>((p + offsetof(BlockQ6_K, ql)) + 64 * half + 32));
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>((p + offsetof(BlockQ6_K, qh)) + 32 * half));
+    __m256i* q = k->q + 4 * half;
+    q[0] = _mm256_or_si256(ShiftMask<Isa, 0, 0x0F>(la), _mm256_slli_epi16(ShiftMask<Isa, 0, 3>(h), 4));
+    q[1] = _mm256_or_si256(ShiftMask<Isa, 0, 0x0F>(lb), _mm256_slli_epi16(ShiftMask<Isa, 2, 3>(h), 4));
+    q[2] = _mm256_or_si256(ShiftMask<Isa, 4, 0x0F>(la), _mm256_slli_epi16(ShiftMask<Isa, 4, 3>(h), 4));
+    q[3] = _mm256_or_si256(ShiftMask<Isa, 4, 0x0F>(lb), _mm256_slli_epi16(ShiftMask<Isa, 6, 3>(h), 4));
+  }
+  StoreScales<Isa>(_mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + offsetof(BlockQ6_K, scales)))),
+                   _mm256_setzero_si256(), k);
+  k->d = HalfAt<Isa>(p + offsetof(BlockQ6_K, d));
+  k->dmin = 0.0f;
+}
+
+// A K-quant row · x quantized in 256-blocks:
+//   sx·(d·Σ_g scale_g·(Σ q·qx − offset·sum_g) − dmin·Σ_g min_g·sum_g)
+// maddubs multiplies the unsigned quants by the signed activations into pairs (at most
+// 2·63·127, no saturation), madd by the group's scale into eight int32 sums.
+template <class Isa, void (*kUnpack)(const uint8_t*, KBlock*), int kOffset>
+float DotK(const void* row, const ActivationBlockK* x, int n, int block_bytes) {
+  const uint8_t* p = static_cast<const uint8_t*>(row);
+  __m256 acc = _mm256_setzero_ps();
+  KBlock k;
+  for (int b = 0; b < n / kSuperBlock; ++b, p += block_bytes) {
+    kUnpack(p, &k);
+    __m256i dot = _mm256_setzero_si256();
+    for (int c = 0; c < 8; ++c) {
+      const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q + 32 * c));
+      const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(k.scale[2 * c + 1]), _mm_set1_epi16(k.scale[2 * c]));
+      dot = _mm256_add_epi32(dot, _mm256_madd_epi16(_mm256_maddubs_epi16(k.q[c], qx), scales));
+    }
+    const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].sums));
+    const __m256i scale = _mm256_load_si256(reinterpret_cast<const __m256i*>(k.scale));
+    if (kOffset != 0) {
+      dot = _mm256_sub_epi32(dot, _mm256_mullo_epi32(_mm256_set1_epi32(kOffset), _mm256_madd_epi16(sums, scale)));
+    }
+    acc = _mm256_fmadd_ps(_mm256_set1_ps(k.d * x[b].scale), _mm256_cvtepi32_ps(dot), acc);
+    if (kOffset == 0) {  // the types with mins
+      const __m256i mins = _mm256_madd_epi16(sums, _mm256_load_si256(reinterpret_cast<const __m256i*>(k.min)));
+      acc = _mm256_fnmadd_ps(_mm256_set1_ps(k.dmin * x[b].scale), _mm256_cvtepi32_ps(mins), acc);
+    }
+  }
+  return Sum8<Isa>(acc);
+}
+
+template <class Isa, WeightType kType>
+void RowsLegacy(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
+  for (int r = row_begin; r < row_end; ++r) y[r] = DotLegacy<Isa, kType>(w.row(r), x, w.cols);
+}
+
+template <class Isa, void (*kUnpack)(const uint8_t*, KBlock*), int kOffset>
+void RowsK(const Matrix& w, const ActivationBlockK* x, int row_begin, int row_end, float* y) {
+  const int bytes = BlockShapeOf(w.type).bytes;
+  for (int r = row_begin; r < row_end; ++r) y[r] = DotK<Isa, kUnpack, kOffset>(w.row(r), x, w.cols, bytes);
+}
+
 // The row loop with the dot product inlined: small models have rows of only 64 weights,
 // where a call per row costs as much as the row.
 template <DotFn dot>
@@ -80,6 +333,15 @@ void Gemv(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float
     case WeightType::kF16: return Rows<Isa::kF16>(w, x.values, row_begin, row_end, y);
     case WeightType::kBF16: return Rows<Isa::kBF16>(w, x.values, row_begin, row_end, y);
     case WeightType::kQ8_0: return RowsQ8_0<Isa>(w, x.blocks, row_begin, row_end, y);
+    case WeightType::kQ4_0: return RowsLegacy<Isa, WeightType::kQ4_0>(w, x.blocks, row_begin, row_end, y);
+    case WeightType::kQ4_1: return RowsLegacy<Isa, WeightType::kQ4_1>(w, x.blocks, row_begin, row_end, y);
+    case WeightType::kQ5_0: return RowsLegacy<Isa, WeightType::kQ5_0>(w, x.blocks, row_begin, row_end, y);
+    case WeightType::kQ5_1: return RowsLegacy<Isa, WeightType::kQ5_1>(w, x.blocks, row_begin, row_end, y);
+    case WeightType::kQ2_K: return RowsK<Isa, UnpackQ2_K<Isa>, 0>(w, x.k_blocks, row_begin, row_end, y);
+    case WeightType::kQ3_K: return RowsK<Isa, UnpackQ3_K<Isa>, 4>(w, x.k_blocks, row_begin, row_end, y);
+    case WeightType::kQ4_K: return RowsK<Isa, UnpackQ4_K<Isa>, 0>(w, x.k_blocks, row_begin, row_end, y);
+    case WeightType::kQ5_K: return RowsK<Isa, UnpackQ5_K<Isa>, 0>(w, x.k_blocks, row_begin, row_end, y);
+    case WeightType::kQ6_K: return RowsK<Isa, UnpackQ6_K<Isa>, 32>(w, x.k_blocks, row_begin, row_end, y);
   }
 }
 

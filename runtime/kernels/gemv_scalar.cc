@@ -1,6 +1,7 @@
 #include <cstring>
 
 #include "runtime/kernels/gemv.h"
+#include "runtime/quant_unpack.h"
 #include "runtime/weight_convert.h"
 
 namespace toyllm {
@@ -16,6 +17,32 @@ float DotQ8_0(const BlockQ8_0* blocks, const ActivationBlock* x, int cols) {
     int32_t block_sum = 0;
     for (int j = 0; j < kQ8Block; ++j) block_sum += block.q[j] * x[b].q[j];
     sum += HalfToFloat(block.scale) * x[b].scale * static_cast<float>(block_sum);
+  }
+  return sum;
+}
+
+// Per block of any other quantized type, with integers only inside the block:
+//   Σ_i w_i·x_i = sx·(d·Σ_g scale_g·(Σ q·qx − offset·sum_g) − dmin·Σ_g min_g·sum_g)
+// over its groups g of 16, sum_g the activations' integer sum over the group.
+float DotBlocks(WeightType type, const uint8_t* row, const GemvInput& x, int cols) {
+  const BlockShape shape = BlockShapeOf(type);
+  UnpackedBlock w;
+  float sum = 0.0f;
+  for (int b = 0; b < cols / shape.elements; ++b) {
+    UnpackBlock(type, row + b * shape.bytes, &w);
+    const int8_t* qx = IsKQuant(type) ? x.k_blocks[b].q : x.blocks[b].q;
+    const float sx = IsKQuant(type) ? x.k_blocks[b].scale : x.blocks[b].scale;
+    int32_t scaled = 0, mins = 0;
+    for (int g = 0; g < shape.elements / 16; ++g) {
+      int32_t dot = 0, group_sum = 0;
+      for (int j = 16 * g; j < 16 * g + 16; ++j) {
+        dot += w.q[j] * qx[j];
+        group_sum += qx[j];
+      }
+      scaled += w.scale[g] * (dot - w.offset * group_sum);
+      mins += w.min[g] * group_sum;
+    }
+    sum += sx * (w.d * static_cast<float>(scaled) - w.dmin * static_cast<float>(mins));
   }
   return sum;
 }
@@ -51,6 +78,9 @@ void GemvScalar(const Matrix& w, const GemvInput& x, int row_begin, int row_end,
         break;
       case WeightType::kQ8_0:
         y[r] = DotQ8_0(static_cast<const BlockQ8_0*>(row), x.blocks, w.cols);
+        break;
+      default:
+        y[r] = DotBlocks(w.type, static_cast<const uint8_t*>(row), x, w.cols);
         break;
     }
   }

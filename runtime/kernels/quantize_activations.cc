@@ -24,4 +24,32 @@ void QuantizeActivations(const float* x, int n, ActivationBlock* blocks) {
   }
 }
 
+void QuantizeActivationsK(const float* x, int n, ActivationBlockK* blocks) {
+  for (int b = 0; b < n / kSuperBlock; ++b) {
+    const float* v = x + b * kSuperBlock;
+    ActivationBlockK& out = blocks[b];
+    float max = 0.0f, amax = 0.0f;
+    for (int j = 0; j < kSuperBlock; ++j) {
+      if (std::fabs(v[j]) > amax) {
+        amax = std::fabs(v[j]);
+        max = v[j];
+      }
+    }
+    // Not finite (a diverged model): zeros, as QuantizeActivations makes them, not a cast of NaN.
+    const bool finite = amax > 0.0f && amax <= 3.4e38f;
+    const float inverse = finite ? -127.0f / max : 0.0f;
+    out.scale = finite ? 1.0f / inverse : 0.0f;
+    for (int j = 0; j < kSuperBlock; ++j) {
+      // |inverse · v| <= 127: max maps to −127 exactly. Round half to even, as ggml's nearest_int.
+      const float q = v[j] * inverse;
+      out.q[j] = static_cast<int8_t>(q >= -127.5f && q <= 127.5f ? std::min(127, static_cast<int>(std::nearbyint(q))) : 0);
+    }
+    for (int g = 0; g < kSuperBlock / 16; ++g) {
+      int sum = 0;
+      for (int j = 0; j < 16; ++j) sum += out.q[16 * g + j];
+      out.sums[g] = static_cast<int16_t>(sum);
+    }
+  }
+}
+
 }  // namespace toyllm

@@ -18,9 +18,22 @@ struct ActivationBlock {
   int8_t q[kQ8Block];
 };
 
+// The K-quants' activation block, llama.cpp's block_q8_K: 256 values as int8 sharing a
+// float scale, and the sums of each 16 of them, which multiply the weights' per-group mins
+// and offsets (a K-quant weight is an unsigned q minus something per group).
+struct ActivationBlockK {
+  float scale;  // value = q · scale, scale = −m / 127 for m the value of largest magnitude
+  int8_t q[kSuperBlock];
+  int16_t sums[kSuperBlock / 16];
+};
+
 // blocks[0, n / 32) = x[0, n) quantized (n a whole number of blocks). Every kernel uses
 // this one function, so all instruction sets multiply the same integers.
 void QuantizeActivations(const float* x, int n, ActivationBlock* blocks);
+
+// blocks[0, n / 256) = x[0, n) quantized as llama.cpp's quantize_row_q8_K_ref does it
+// (n a whole number of super-blocks).
+void QuantizeActivationsK(const float* x, int n, ActivationBlockK* blocks);
 
 }  // namespace toyllm
 

@@ -28,11 +28,13 @@ void Write(const std::string& relative, const std::string& bytes) {
   std::ofstream(path, std::ios::binary) << bytes;
 }
 
-void WriteGguf(const std::string& name, const TinyModel& model, GgmlType type) {
+void WriteGguf(const std::string& name, const TinyModel& model, GgmlType type,
+               QuantMix mix = QuantMix::kNone) {
   mkdir((out_dir + "/gguf").c_str(), 0755);
   absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadSentencePieceModel(TinyVocabulary(), "tiny");
   ExportOptions options;
   options.type = type;
+  options.mix = mix;
   options.name = "tiny";
   options.tokenizer = tokenizer.ok() ? tokenizer->get() : nullptr;
   absl::Status s = tokenizer.status();
@@ -97,6 +99,17 @@ int Run() {
   WriteGguf("tiny_qwen2_f32.gguf", WithFamily(tied, "qwen2"), GgmlType::kF32);
   WriteGguf("tiny_qwen3_f16.gguf", WithFamily(untied, "qwen3"), GgmlType::kF16);
   WriteGguf("tiny_llama31_f32.gguf", WithFamily(untied, "llama"), GgmlType::kF32);
+  // Every other block type: the legacy ones on 32-wide rows, the K-quants on 256-wide.
+  WriteGguf("wide_q4_0.gguf", wide, GgmlType::kQ4_0);
+  WriteGguf("wide_q4_1.gguf", wide, GgmlType::kQ4_1);
+  WriteGguf("wide_q5_0.gguf", wide, GgmlType::kQ5_0);
+  WriteGguf("wide_q5_1.gguf", wide, GgmlType::kQ5_1);
+  const TinyModel k_wide = MakeTinyModel(/*tied=*/false, /*dim=*/256, /*hidden=*/256);
+  WriteGguf("k_wide_q2_k.gguf", k_wide, GgmlType::kQ2_K);
+  WriteGguf("k_wide_q3_k_m.gguf", k_wide, GgmlType::kQ3_K, QuantMix::kMedium);
+  WriteGguf("k_wide_q4_k_m.gguf", k_wide, GgmlType::kQ4_K, QuantMix::kMedium);
+  WriteGguf("k_wide_q5_k_s.gguf", k_wide, GgmlType::kQ5_K, QuantMix::kSmall);
+  WriteGguf("k_wide_q6_k.gguf", k_wide, GgmlType::kQ6_K);
 
   Write("llama2c/legacy_untied.bin", Llama2cFile(untied, 0));
   Write("llama2c/legacy_tied.bin", Llama2cFile(tied, 0));

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "models/benchmark_shapes.h"
 #include "models/llama_gguf_export.h"
+#include "models/quant_preset.h"
 #include "models/random_llama.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/model_setup.h"
@@ -13,21 +14,13 @@
 namespace toyllm {
 namespace {
 
-absl::StatusOr<GgmlType> ParseType(const std::string& name) {
-  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0}) {
-    if (name == GgmlTypeName(type)) return type;
-  }
-  return absl::InvalidArgumentError(
-      absl::StrCat("--type: '", name, "' is not one of f32, f16, bf16, q8_0"));
-}
-
 absl::Status WriteRandom(const std::string& output, const std::string& shape, uint64_t seed,
                          const std::string& name, ExportOptions options) {
   absl::StatusOr<ModelConfig> config = BenchmarkConfig(shape);
   if (!config.ok()) return absl::InvalidArgumentError(absl::StrCat("--random: ", config.status().message()));
   options.name = name.empty() ? absl::StrCat("random ", shape) : name;
   if (absl::Status s = WriteRandomLlamaGguf(output, *config, seed, options); !s.ok()) return s;
-  std::cerr << "wrote " << output << " (random " << shape << ", " << GgmlTypeName(options.type)
+  std::cerr << "wrote " << output << " (random " << shape << ", " << QuantPresetName({options.type, options.mix})
             << ", seed " << seed << ")\n";
   return absl::OkStatus();
 }
@@ -46,7 +39,10 @@ absl::Status RunConvert(const std::vector<std::string>& argv) {
             "INPUT: a llama.cpp-style GGUF or a llama.cpp checkpoint (legacy, version 1 or 2).\n"
             "--random writes random weights (no tokenizer) at a standard shape, for `toyllm bench`.",
             {{"-o", "--output", "the GGUF file to write", &output},
-             {"", "--type", "f32, f16, bf16 or q8_0 for the matrices; norms stay f32 (default f32)", &type_name},
+             {"", "--type",
+              "f32, f16, bf16, or a llama-quantize preset (q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k_s|m|l, "
+              "q4_k_s|m, q5_k_s|m, q6_k) with its per-tensor types; norms stay f32 (default f32)",
+              &type_name},
              {"", "--tokenizer", "SentencePiece .model to embed (default: the input's own, or one beside it)",
               &model_flags.tokenizer},
              {"", "--name", "general.name (default: the input's file name)", &name},
@@ -64,10 +60,11 @@ absl::Status RunConvert(const std::vector<std::string>& argv) {
     return absl::InvalidArgumentError("--random models have no tokenizer; --tokenizer does not apply");
   }
   if (output.empty()) return absl::InvalidArgumentError("no output file given (-o FILE.gguf)");
-  absl::StatusOr<GgmlType> type = ParseType(type_name);
-  if (!type.ok()) return type.status();
+  absl::StatusOr<QuantPreset> preset = ParseQuantPreset(type_name);
+  if (!preset.ok()) return preset.status();
   ExportOptions options;
-  options.type = *type;
+  options.type = preset->base;
+  options.mix = preset->mix;
   options.progress = [](size_t done, size_t total) { ShowProgress("writing tensors", done, total); };
   if (random) return WriteRandom(output, random_shape, seed, name, options);
 
@@ -82,7 +79,7 @@ absl::Status RunConvert(const std::vector<std::string>& argv) {
   if (absl::Status s = WriteLlamaGguf(output, (*model)->config, (*model)->weights, options); !s.ok()) {
     return s;
   }
-  std::cerr << "wrote " << output << " (" << GgmlTypeName(*type) << ")\n";
+  std::cerr << "wrote " << output << " (" << QuantPresetName(*preset) << ")\n";
   return absl::OkStatus();
 }
 

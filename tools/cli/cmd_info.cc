@@ -1,6 +1,10 @@
 // toyllm info: what a model file holds.
+#include <algorithm>
 #include <iostream>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "runtime/blas.h"
@@ -69,6 +73,23 @@ absl::Status RunInfo(const std::vector<std::string>& argv) {
                                                     c.rope_freq_factors.front(), c.rope_freq_factors.back()),
       params, params / 1e6, FileBytes(**model), Blas().config, BlasKernels(),
       CpuLevelName(DetectedCpuLevel()));
+  // The types the file stores its tensors in, with how many of each (in order of first use).
+  std::vector<std::pair<std::string, int>> types;
+  for (const ModelFile::Tensor& t : (*model)->tensors) {
+    auto it = std::find_if(types.begin(), types.end(), [&](const auto& p) { return p.first == t.type; });
+    if (it == types.end()) {
+      types.emplace_back(t.type, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  if (!types.empty()) {
+    std::cout << "tensor_types:    "
+              << absl::StrJoin(types, ", ", [](std::string* out, const auto& p) {
+                   absl::StrAppend(out, p.first, " x", p.second);
+                 })
+              << "\n";
+  }
   if (!(*model)->metadata.empty()) std::cout << "\nmetadata:\n";
   for (const auto& [key, value] : (*model)->metadata) {
     std::cout << absl::StrFormat("  %-42s %s\n", key, value);

@@ -21,7 +21,7 @@ constexpr Command kCommands[] = {
     {"info", "show a model file's format, dimensions and size", toyllm::RunInfo},
     {"attention", "write per-layer, per-head attention maps (npy, json, html, png)", toyllm::RunAttention},
     {"explain", "show one attention computation step by step, as the article does", toyllm::RunExplain},
-    {"convert", "write a model as GGUF, optionally in f16, bf16 or q8_0", toyllm::RunConvert},
+    {"convert", "write a model as GGUF, optionally in f16, bf16 or a llama.cpp quantization", toyllm::RunConvert},
     {"bench", "prefill and decode speed, like llama-bench, against the memory bandwidth bound", toyllm::RunBench},
     {"lens", "the logit lens: each layer's next-token guess at every position", toyllm::RunLens},
     {"serve", "an OpenAI-compatible HTTP server (completions, chat) over the model", toyllm::RunServe},

@@ -12,9 +12,9 @@ constexpr char kEmbeddingName[] = "token_embd.weight";
 int64_t StoredBytes(const ModelFile::Tensor& t) {
   int64_t elements = 1;
   for (int64_t d : t.dims) elements *= d;
-  for (GgmlType type : {GgmlType::kF32, GgmlType::kF16, GgmlType::kBF16, GgmlType::kQ8_0}) {
+  for (uint32_t id = 0; id <= kMaxGgmlTypeId; ++id) {
     GgmlTypeTraits traits;
-    if (GgmlTypeName(type) != t.type || !LookUpGgmlType(static_cast<uint32_t>(type), &traits)) continue;
+    if (!LookUpGgmlType(id, &traits) || traits.name != t.type) continue;
     return elements / traits.block_elements * traits.block_bytes;
   }
   return 0;

@@ -16,7 +16,7 @@ namespace toyllm {
 // lists them (GGUF); float32 otherwise. Norms are too small to count.
 int64_t WeightBytesPerToken(const ModelFile& model);
 
-// The stored type of the layers' matrices ("f32", "f16", "bf16", "q8_0"); "f32" for files
+// The stored type of the layers' first matrix ("f32", "q8_0", "q4_k", …); "f32" for files
 // without a tensor list (llama2.c).
 std::string LayerWeightType(const ModelFile& model);
 
