@@ -1,7 +1,8 @@
 // toyllm against llama.cpp on the zoo's random-weight models of real architectures
 // (../shared/zoo, see its README): the same token ids in, llama.cpp b4748's logits at every
-// position and its greedy continuation out. The ids come from the golden files, not from a
-// tokenizer, so this checks the forward pass and the reader alone.
+// position and its greedy continuation out. The model's own tokenizer must give llama.cpp's
+// ids for the prompt text; the forward pass is then fed the golden ids, so a tokenizer fault
+// and a forward-pass fault fail separately.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -19,6 +20,7 @@
 #include "runtime/transformer.h"
 #include "tests/test_env.h"
 #include "tests/test_util.h"
+#include "tokenizer/load_tokenizer.h"
 
 namespace toyllm {
 namespace {
@@ -29,7 +31,7 @@ namespace {
 constexpr double kMinCorrelation = 0.999;
 constexpr double kSafeMargin = 1.5;
 
-// One row per model file and golden directory. Q4_K_M rows join when toyllm reads K-quants.
+// One row per model file and golden directory.
 struct ZooCase {
   const char* model;   // under zoo/models
   const char* golden;  // under zoo/golden
@@ -38,6 +40,8 @@ struct ZooCase {
 
 const ZooCase kCases[] = {
     {"qwen2-Q8_0.gguf", "qwen2/Q8_0", {"p1", "p2"}},
+    {"qwen2-Q4_K_M.gguf", "qwen2/Q4_K_M", {"p1"}},
+    {"llama31-Q4_K_M.gguf", "llama31/Q4_K_M", {"p1"}},
 };
 
 nlohmann::json ReadJson(const std::string& path) {
@@ -78,6 +82,8 @@ TEST_P(zoo, LogitsAndGreedyIdsAgreeWithLlamaCpp) {
   absl::StatusOr<std::unique_ptr<ModelFile>> model = LoadModel(path);
   ASSERT_TRUE(model.ok()) << model.status();
   const ModelConfig& c = (*model)->config;
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadTokenizer((*model)->vocabulary, path);
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
 
   for (const char* prompt : zc.prompts) {
     SCOPED_TRACE(::testing::Message() << zc.model << " " << prompt);
@@ -91,6 +97,10 @@ TEST_P(zoo, LogitsAndGreedyIdsAgreeWithLlamaCpp) {
     const nlohmann::json ids_json = ReadJson(ids_path);
     ASSERT_TRUE(ids_json.is_object() && ids_json["ids"].is_array()) << ids_path;
     const std::vector<int> ids = ids_json["ids"].get<std::vector<int>>();
+    const std::string text_path = testing::SharedPath("zoo", std::string("prompts/") + prompt + ".txt");
+    TOYLLM_REQUIRE_FILE(text_path);
+    EXPECT_EQ((*tokenizer)->Encode(testing::ReadFile(text_path), (*tokenizer)->add_bos()), ids)
+        << "the model's tokenizer disagrees with llama.cpp's ids";
     absl::StatusOr<testing::NpyArray> golden = testing::ReadNpyFloat32(npy_path);
     ASSERT_TRUE(golden.ok()) << golden.status();
     ASSERT_EQ(golden->shape, (std::vector<int64_t>{static_cast<int64_t>(ids.size()), c.vocab_size}));
