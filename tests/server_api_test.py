@@ -9,14 +9,17 @@ usage: server_api_test.py TOYLLM_BINARY
 Each server is started on a free port and always killed at the end.
 """
 import concurrent.futures
+import io
 import json
 import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import unittest
 
+import numpy as np
 import requests
 
 TOYLLM = sys.argv[1] if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else "build/toyllm"
@@ -188,6 +191,26 @@ class ApiTest(unittest.TestCase):
         self.assertGreaterEqual(final, 0)
         self.assert_error(self.server.post("/v1/inspect/explain", {"prompt": PROMPT, "layer": 99}), 400)
         self.assert_error(self.server.post("/v1/inspect/lens", {"prompt": PROMPT, "position": 999}), 400)
+
+    def test_attention_as_npy_equals_toyllm_attention(self):
+        with tempfile.TemporaryDirectory() as out:
+            subprocess.run([TOYLLM, "attention", *STORIES, "-p", PROMPT, "-o", out, "-t", "1"], check=True,
+                           capture_output=True)
+            want = np.load(os.path.join(out, "attention.npy"))
+        by_field = self.server.post("/v1/inspect/attention", {"prompt": PROMPT, "format": "npy"})
+        by_accept = self.server.post("/v1/inspect/attention", {"prompt": PROMPT},
+                                     headers={"Accept": "application/x-npy"})
+        for r in (by_field, by_accept):
+            self.assertEqual(r.status_code, 200)
+            self.assertEqual(r.headers["Content-Type"], "application/x-npy")
+            got = np.load(io.BytesIO(r.content))
+            self.assertEqual(got.dtype, np.float32)
+            self.assertEqual(got.shape, want.shape)
+            np.testing.assert_array_equal(got, want)
+        as_json = self.server.post("/v1/inspect/attention", {"prompt": PROMPT, "format": "json"}).json()
+        np.testing.assert_array_equal(np.array(as_json["weights"], dtype=np.float32), want)
+        self.assert_error(self.server.post("/v1/inspect/attention", {"prompt": PROMPT, "format": "csv"}), 400)
+        self.assert_error(self.server.post("/v1/inspect/lens", {"prompt": PROMPT, "format": "npy"}), 400)
 
     def test_stop_strings_cut_the_text(self):
         body = {"prompt": PROMPT, "max_tokens": 40, "temperature": 0}

@@ -3,6 +3,7 @@
 #ifndef TOYLLM_TOOLS_INSPECT_ATTENTION_MAPS_H_
 #define TOYLLM_TOOLS_INSPECT_ATTENTION_MAPS_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ struct AttentionMaps {
   std::vector<int> token_ids;           // T ids
   std::vector<std::string> token_pieces;  // T vocabulary entries, e.g. "▁time"
   std::vector<std::string> token_text;    // the same as text ("▁" shown as a space)
+
+  // The shape of `weights`, as attention.npy stores it.
+  std::vector<int64_t> shape() const {
+    return {static_cast<int64_t>(layers.size()), static_cast<int64_t>(heads.size()), positions, positions};
+  }
 
   float at(int layer, int head, int query, int key) const {
     return weights[((static_cast<size_t>(layer) * heads.size() + head) * positions + query) *

@@ -6,8 +6,7 @@
 
 namespace toyllm {
 
-absl::Status WriteNpy(const std::string& path, const float* data,
-                      const std::vector<int64_t>& shape) {
+std::string NpyBytes(const float* data, const std::vector<int64_t>& shape) {
   int64_t count = 1;
   for (int64_t d : shape) count *= d;
   // A one-element tuple needs its trailing comma: (5,).
@@ -19,15 +18,19 @@ absl::Status WriteNpy(const std::string& path, const float* data,
   header.append((64 - unpadded % 64) % 64, ' ');
   header.push_back('\n');
   const uint16_t length = static_cast<uint16_t>(header.size());
+  std::string bytes = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<char>(length & 0xff),
+                       static_cast<char>(length >> 8)};
+  bytes += header;
+  // An array with a zero dimension has no data, and `data` may then be null.
+  if (count > 0) bytes.append(reinterpret_cast<const char*>(data), count * sizeof(float));
+  return bytes;
+}
+
+absl::Status WriteNpy(const std::string& path, const float* data,
+                      const std::vector<int64_t>& shape) {
+  const std::string bytes = NpyBytes(data, shape);
   return WriteFileAtomically(path, [&](std::FILE* file) {
-    const char preamble[8] = {'\x93', 'N', 'U', 'M', 'P', 'Y', 1, 0};
-    const char length_le[2] = {static_cast<char>(length & 0xff), static_cast<char>(length >> 8)};
-    std::fwrite(preamble, 1, sizeof(preamble), file);
-    std::fwrite(length_le, 1, sizeof(length_le), file);
-    std::fwrite(header.data(), 1, header.size(), file);
-    // An array with a zero dimension has no data, and `data` may then be null, which
-    // fwrite must not be given even for zero elements.
-    if (count > 0 && std::fwrite(data, sizeof(float), count, file) != static_cast<size_t>(count)) {
+    if (std::fwrite(bytes.data(), 1, bytes.size(), file) != bytes.size()) {
       return absl::DataLossError(absl::StrCat(path, ": write failed"));
     }
     return absl::OkStatus();

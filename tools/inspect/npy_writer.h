@@ -10,6 +10,10 @@
 
 namespace toyllm {
 
+// The bytes of a .npy file holding a C-order float32 array of the given shape (`data`
+// holds the product of `shape` values): what WriteNpy writes, for answers sent from memory.
+std::string NpyBytes(const float* data, const std::vector<int64_t>& shape);
+
 // Writes a C-order float32 array of the given shape, atomically. `data` holds the product
 // of `shape` values.
 absl::Status WriteNpy(const std::string& path, const float* data,

@@ -62,11 +62,7 @@ absl::Status CreateFolder(const std::string& dir) {
 absl::Status WriteAttentionFolder(const std::string& dir, const AttentionMaps& maps,
                                   const ModelConfig& config, const std::string& model_path) {
   if (absl::Status s = CreateFolder(dir); !s.ok()) return s;
-  const int64_t t = maps.positions;
-  if (absl::Status s = WriteNpy(dir + "/attention.npy", maps.weights.data(),
-                                {static_cast<int64_t>(maps.layers.size()),
-                                 static_cast<int64_t>(maps.heads.size()), t, t});
-      !s.ok()) {
+  if (absl::Status s = WriteNpy(dir + "/attention.npy", maps.weights.data(), maps.shape()); !s.ok()) {
     return s;
   }
   nlohmann::json tokens = {

@@ -33,32 +33,34 @@ absl::Status Record(Transformer& transformer, TurnTaking& turns, const std::vect
 
 }  // namespace
 
-absl::StatusOr<json> InspectAttention(Transformer& transformer, TurnTaking& turns, const Tokenizer& tokenizer,
-                                      const std::vector<int>& ids) {
+absl::StatusOr<AttentionMaps> InspectAttention(Transformer& transformer, TurnTaking& turns,
+                                               const Tokenizer& tokenizer, const std::vector<int>& ids) {
   const ModelConfig& config = transformer.config();
   std::vector<int> layers(config.n_layers), heads(config.n_heads);
   std::iota(layers.begin(), layers.end(), 0);
   std::iota(heads.begin(), heads.end(), 0);
   TapRecorder recorder(AttentionTaps(layers));
   if (absl::Status s = Record(transformer, turns, ids, recorder); !s.ok()) return s;
-  absl::StatusOr<AttentionMaps> maps = AssembleMaps(recorder, layers, heads, ids, tokenizer);
-  if (!maps.ok()) return maps.status();
+  return AssembleMaps(recorder, layers, heads, ids, tokenizer);
+}
+
+json AttentionJson(const AttentionMaps& maps) {
   json weights = json::array();
-  for (size_t l = 0; l < layers.size(); ++l) {
+  for (size_t l = 0; l < maps.layers.size(); ++l) {
     json per_head = json::array();
-    for (size_t h = 0; h < heads.size(); ++h) {
+    for (size_t h = 0; h < maps.heads.size(); ++h) {
       json rows = json::array();
-      for (int q = 0; q < maps->positions; ++q) {
+      for (int q = 0; q < maps.positions; ++q) {
         json row = json::array();
-        for (int k = 0; k < maps->positions; ++k) row.push_back(maps->at(l, h, q, k));
+        for (int k = 0; k < maps.positions; ++k) row.push_back(maps.at(l, h, q, k));
         rows.push_back(std::move(row));
       }
       per_head.push_back(std::move(rows));
     }
     weights.push_back(std::move(per_head));
   }
-  return json{{"layers", layers}, {"heads", heads}, {"positions", maps->positions},
-              {"token_ids", maps->token_ids}, {"token_text", maps->token_text}, {"weights", weights}};
+  return json{{"layers", maps.layers}, {"heads", maps.heads}, {"positions", maps.positions},
+              {"token_ids", maps.token_ids}, {"token_text", maps.token_text}, {"weights", weights}};
 }
 
 absl::StatusOr<json> InspectLens(Transformer& transformer, TurnTaking& turns, const ModelFile& model,

@@ -11,14 +11,17 @@
 #include "models/model_file.h"
 #include "nlohmann/json.hpp"
 #include "tokenizer/tokenizer.h"
+#include "tools/inspect/attention_maps.h"
 #include "tools/server/slot_pool.h"
 
 namespace toyllm {
 
-// {"layers", "heads", "positions", "token_ids", "token_text", "weights": [l][h][q][k]} of
-// every layer and head over `ids`.
-absl::StatusOr<nlohmann::json> InspectAttention(Transformer& transformer, TurnTaking& turns,
-                                                const Tokenizer& tokenizer, const std::vector<int>& ids);
+// The attention maps of every layer and head over `ids`.
+absl::StatusOr<AttentionMaps> InspectAttention(Transformer& transformer, TurnTaking& turns,
+                                               const Tokenizer& tokenizer, const std::vector<int>& ids);
+
+// {"layers", "heads", "positions", "token_ids", "token_text", "weights": [l][h][q][k]}.
+nlohmann::json AttentionJson(const AttentionMaps& maps);
 
 // The logit lens at `position`: for the embedding and each block, the `top` most likely
 // next tokens, {"position", "stages": [{"name", "top": [{"token", "id", "prob"}]}]}.

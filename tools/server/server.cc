@@ -11,6 +11,7 @@
 #include "tools/server/api_error.h"
 #include "tools/server/completion.h"
 #include "tools/server/completion_request.h"
+#include "tools/inspect/npy_writer.h"
 #include "tools/server/inspect.h"
 #include "tools/server/live_page_html.h"
 #include "tools/server/metrics.h"
@@ -253,16 +254,28 @@ void HttpServer::Inspect(const httplib::Request& req, httplib::Response& res, In
     }
     *value = it->get<int64_t>();
   }
+  // The attention maps come as attention.npy's bytes on request, else as JSON.
+  bool npy = absl::StrContains(req.get_header_value("Accept"), "application/x-npy");
+  if (auto format = body->find("format"); format != body->end()) {
+    if (what != Inspection::kAttention || !format->is_string() || (*format != "json" && *format != "npy")) {
+      return Fail(res, absl::InvalidArgumentError("'format' must be \"json\" or \"npy\", on /v1/inspect/attention"));
+    }
+    npy = *format == "npy";
+  }
   SlotPool::Lease lease = pool_.Acquire();
   if (!lease) return Fail(res, absl::UnavailableError("every slot is busy and the queue is full; retry later"));
+  if (what == Inspection::kAttention) {
+    absl::StatusOr<AttentionMaps> maps = InspectAttention(lease.transformer(), pool_.turns(), tokenizer_, ids);
+    if (!maps.ok()) return Fail(res, maps.status());
+    if (npy) return res.set_content(NpyBytes(maps->weights.data(), maps->shape()), "application/x-npy");
+    return res.set_content(Dump(AttentionJson(*maps)), "application/json");
+  }
   absl::StatusOr<json> answer =
       what == Inspection::kLens
           ? InspectLens(lease.transformer(), pool_.turns(), model_, tokenizer_, ids, static_cast<int>(position),
                         static_cast<int>(top))
-      : what == Inspection::kExplain
-          ? InspectExplain(lease.transformer(), pool_.turns(), tokenizer_, ids, static_cast<int>(layer),
-                           static_cast<int>(head), static_cast<int>(position))
-          : InspectAttention(lease.transformer(), pool_.turns(), tokenizer_, ids);
+          : InspectExplain(lease.transformer(), pool_.turns(), tokenizer_, ids, static_cast<int>(layer),
+                           static_cast<int>(head), static_cast<int>(position));
   if (!answer.ok()) return Fail(res, answer.status());
   res.set_content(Dump(*answer), "application/json");
 }
