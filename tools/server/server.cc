@@ -12,6 +12,7 @@
 #include "tools/server/completion.h"
 #include "tools/server/completion_request.h"
 #include "tools/inspect/npy_writer.h"
+#include "tools/page/heatmap_script.h"
 #include "tools/server/inspect.h"
 #include "tools/server/live_page_html.h"
 #include "tools/server/metrics.h"
@@ -307,8 +308,8 @@ void HttpServer::Routes() {
   http_.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
     Complete(req, res, Endpoint::kChat);
   });
-  http_.Get("/", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content(kLivePageHtml, "text/html; charset=utf-8");
+  http_.Get("/", [page = WithHeatmapScript(kLivePageHtml)](const httplib::Request&, httplib::Response& res) {
+    res.set_content(page, "text/html; charset=utf-8");
   });
   http_.Post("/v1/inspect/attention", [this](const httplib::Request& req, httplib::Response& res) {
     Inspect(req, res, Inspection::kAttention);
