@@ -111,10 +111,14 @@ void UnpackBlock(WeightType type, const void* block, UnpackedBlock* out) {
     case WeightType::kQ4_K:
     case WeightType::kQ5_K: {
       // Q5_K is Q4_K's layout with qh inserted before qs.
+      // Each block is read at its own size: the last one may end the tensor.
       const bool five = type == WeightType::kQ5_K;
-      const auto b4 = Load<BlockQ4_K>(block);
-      const auto b5 = Load<BlockQ5_K>(block);
+      BlockQ5_K b5{};
+      const auto b4 = five ? BlockQ4_K{} : Load<BlockQ4_K>(block);
+      if (five) b5 = Load<BlockQ5_K>(block);
       const uint8_t* qs = five ? b5.qs : b4.qs;
+      const uint8_t* scales = five ? b5.scales : b4.scales;
+      const uint16_t d = five ? b5.d : b4.d, dmin = five ? b5.dmin : b4.dmin;
       out->n = kSuperBlock;
       for (int p = 0; p < 4; ++p) {  // runs of 64 weights sharing 32 bytes
         for (int l = 0; l < 32; ++l) {
@@ -129,13 +133,13 @@ void UnpackBlock(WeightType type, const void* block, UnpackedBlock* out) {
       }
       for (int g = 0; g < 8; ++g) {
         int scale, min;
-        ScaleMinK4(b4.scales, g, &scale, &min);
+        ScaleMinK4(scales, g, &scale, &min);
         out->scale[2 * g] = out->scale[2 * g + 1] = static_cast<int16_t>(scale);
         out->min[2 * g] = out->min[2 * g + 1] = static_cast<int16_t>(min);
       }
       out->offset = 0;
-      out->d = HalfToFloat(b4.d);
-      out->dmin = HalfToFloat(b4.dmin);
+      out->d = HalfToFloat(d);
+      out->dmin = HalfToFloat(dmin);
       return;
     }
     case WeightType::kQ6_K: {

@@ -26,8 +26,10 @@ enum class WeightType : uint32_t {
 };
 
 // Q8_0, ggml's block_q8_0: 32 weights as int8 sharing one f16 scale, weight = q · scale.
+// Packed, so that a block may sit at any address: the kernels read rows in place, and a
+// file or a caller may place them at an odd byte.
 constexpr int kQ8Block = 32;
-struct BlockQ8_0 {
+struct __attribute__((packed)) BlockQ8_0 {
   uint16_t scale;  // f16 bits
   int8_t q[kQ8Block];
 };

@@ -28,9 +28,7 @@ using DotFn = float (*)(const void* row, const float* x, int n);
 // compiled for two targets would leave the linker free to pick the AVX-512 one for both.
 template <class Isa>
 float BlockScale(const BlockQ8_0& block) {
-  uint16_t bits;
-  std::memcpy(&bits, &block.scale, sizeof(bits));
-  return _cvtsh_ss(bits);
+  return _cvtsh_ss(block.scale);
 }
 
 template <class Isa>
