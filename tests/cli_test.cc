@@ -427,7 +427,13 @@ INSTANTIATE_TEST_SUITE_P(
         FlagCase{"stray_argument", {"stray"}, {"stray"}, {}},
         FlagCase{"value_missing_at_end", {"--temp"}, {"--temp"}, {"value"}},
         FlagCase{"model_value_missing", {"-m"}, {}, {"model"}},
-        FlagCase{"flag_of_another_command", {"-o", "x.npy"}, {"-o"}, {"unknown"}}),
+        FlagCase{"flag_of_another_command", {"-o", "x.npy"}, {"-o"}, {"unknown"}},
+        // Checked before generating: the text streams to stdout before the maps are written.
+        FlagCase{"dump_attention_folder_impossible",
+                 {"-n", "2", "--dump-attention", "/nonexistent/maps"},
+                 {"/nonexistent/maps", "cannot create folder"},
+                 {}},
+        FlagCase{"dump_attention_folder_is_a_file", {"-n", "2", "--dump-attention", "/dev/null"}, {"/dev/null", "not a folder"}, {}}),
     [](const ::testing::TestParamInfo<FlagCase>& info) { return std::string(info.param.name); });
 
 // bench and convert --random: lists of counts, shapes and seeds.
