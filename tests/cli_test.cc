@@ -352,6 +352,20 @@ TEST_F(cli_tokenizer, ByteLevelVocabularyOfAnotherModel) {
   ExpectRejected(json, {json, "151669", "512"}, {"tokens"});
 }
 
+// Qwen's tokenizer.json is a few hundred tokens short of its embedding (padding), but a
+// byte-level tokenizer far shorter is another model's: Llama 3's on the zoo's Qwen2.
+TEST_F(cli_tokenizer, ByteLevelVocabularyFarShorterThanTheModels) {
+  const std::string qwen2 = testing::SharedPath("zoo", "models/qwen2-Q8_0.gguf");
+  const std::string llama3 = testing::SharedPath("tokenizers", "hf/llama3/tokenizer.json");
+  const std::string qwen3 = testing::SharedPath("tokenizers", "hf/qwen3/tokenizer.json");
+  TOYLLM_REQUIRE_FILE(qwen2);
+  TOYLLM_REQUIRE_FILE(llama3);
+  TOYLLM_REQUIRE_FILE(qwen3);
+  EXPECT_TRUE(FailsCleanly(RunToyllm({"generate", "-m", qwen2, "--tokenizer", llama3, "-p", "hi", "-n", "2"}),
+                           {llama3, "128256", "151936"}));
+  EXPECT_TRUE(Succeeds(RunToyllm({"generate", "-m", qwen2, "--tokenizer", qwen3, "-p", "hi", "-n", "2"})));
+}
+
 // ---------------------------------------------------------------------------------------
 // Bad flags and values.
 
@@ -413,7 +427,13 @@ INSTANTIATE_TEST_SUITE_P(
         FlagCase{"stray_argument", {"stray"}, {"stray"}, {}},
         FlagCase{"value_missing_at_end", {"--temp"}, {"--temp"}, {"value"}},
         FlagCase{"model_value_missing", {"-m"}, {}, {"model"}},
-        FlagCase{"flag_of_another_command", {"-o", "x.npy"}, {"-o"}, {"unknown"}}),
+        FlagCase{"flag_of_another_command", {"-o", "x.npy"}, {"-o"}, {"unknown"}},
+        // Checked before generating: the text streams to stdout before the maps are written.
+        FlagCase{"dump_attention_folder_impossible",
+                 {"-n", "2", "--dump-attention", "/nonexistent/maps"},
+                 {"/nonexistent/maps", "cannot create folder"},
+                 {}},
+        FlagCase{"dump_attention_folder_is_a_file", {"-n", "2", "--dump-attention", "/dev/null"}, {"/dev/null", "not a folder"}, {}}),
     [](const ::testing::TestParamInfo<FlagCase>& info) { return std::string(info.param.name); });
 
 // bench and convert --random: lists of counts, shapes and seeds.

@@ -281,5 +281,23 @@ TEST(intervention_cli, PatchRunsOnALlamaCppGguf) {
   testing::RemoveTempDir(out);
 }
 
+// A byte-level vocabulary stores " on" as "Ġon": --metric names tokens as they read, with or
+// without the leading space, as SentencePiece's "▁on" is found from "on".
+TEST(patch_metric, ByteLevelTokensAreFoundByTheirText) {
+  const std::string path = testing::SharedPath("tokenizers", "hf/qwen3/tokenizer.json");
+  TOYLLM_REQUIRE_FILE(path);
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = LoadTokenizerFile(path);
+  ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+  const std::vector<int> on = (*tokenizer)->Encode(" on", false);
+  ASSERT_EQ(on.size(), 1u);
+  absl::StatusOr<PatchMetric> metric = ParsePatchMetric(" on-off", **tokenizer);
+  ASSERT_TRUE(metric.ok()) << metric.status();
+  EXPECT_EQ(metric->a, on[0]);
+  EXPECT_EQ(metric->b, (*tokenizer)->Encode("off", false).at(0));
+  absl::StatusOr<PatchMetric> bare = ParsePatchMetric("on", **tokenizer);
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_EQ(bare->a, (*tokenizer)->Encode("on", false).at(0));
+}
+
 }  // namespace
 }  // namespace toyllm

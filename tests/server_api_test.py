@@ -291,6 +291,17 @@ class ApiKeyAndShutdownTest(unittest.TestCase):
             self.assertEqual(server.proc.wait(timeout=30), 0)
 
 
+class BusyPortTest(unittest.TestCase):
+    def test_a_port_in_use_is_one_line_and_a_non_zero_exit(self):
+        with Serve() as server:
+            r = subprocess.run([TOYLLM, "serve", "--port", str(server.port), "-t", "1"],
+                               capture_output=True, text=True, timeout=60)
+            self.assertNotEqual(r.returncode, 0, r.stdout)
+            self.assertEqual(r.stdout, "")
+            self.assertEqual(r.stderr.count("\n"), 1, r.stderr)
+            self.assertIn(f"cannot listen on 127.0.0.1:{server.port}", r.stderr)
+
+
 class LoadTest(unittest.TestCase):
     def test_64_streams_on_4_slots(self):
         if not os.path.exists(STORIES[1]):

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "runtime/ops.h"
+#include "tokenizer/token_text.h"
 #include "tools/cli/ablation_flags.h"
 #include "tools/cli/commands.h"
 #include "tools/cli/generate_text.h"
@@ -36,7 +37,7 @@ absl::StatusOr<std::string> NextTokens(LoadedModel& model, const std::vector<int
   std::partial_sort(order.begin(), order.begin() + top, order.end(), [&](int a, int b) { return probs[a] > probs[b]; });
   std::string text;
   for (int i = 0; i < top; ++i) {
-    absl::StrAppend(&text, absl::StrFormat(" '%s' %.3f", model.tokenizer->Piece(order[i]), probs[order[i]]));
+    absl::StrAppend(&text, absl::StrFormat(" '%s' %.3f", TokenText(*model.tokenizer, order[i]), probs[order[i]]));
   }
   return text;
 }

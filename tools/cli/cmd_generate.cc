@@ -55,6 +55,9 @@ absl::Status RunGenerate(const std::vector<std::string>& argv) {
   if (n_predict < -1) {
     return absl::InvalidArgumentError(absl::StrCat("--n-predict: ", n_predict, " must be >= -1"));
   }
+  if (!dump_attention.empty()) {
+    if (absl::Status s = CheckFolderCreatable(dump_attention); !s.ok()) return s;
+  }
 
   absl::StatusOr<LoadedModel> model = LoadForInference(model_flags);
   if (!model.ok()) return model.status();

@@ -114,8 +114,12 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> LoadTokenizerFor(const ModelFlags& fl
       embedded ? LoadTokenizer(model.vocabulary, *path) : LoadAnyTokenizer(*path);
   if (!tokenizer.ok()) return tokenizer.status();
   // A byte-level vocabulary may be shorter than the embedding: Qwen pads its 151,669
-  // tokens to 151,936 rows, and tokenizer.json leaves the padding out.
-  const bool padded = (*tokenizer)->vocabulary().model == "gpt2" && (*tokenizer)->vocab_size() < model.config.vocab_size;
+  // tokens to 151,936 rows, and tokenizer.json leaves the padding out. Padding is a few
+  // hundred rows, under 1%; another model's tokenizer (GPT-2's 50,257 for Qwen's 151,936,
+  // Llama 3's 128,256) falls short by far more, and the ids past its end would decode to nothing.
+  const int model_rows = model.config.vocab_size;
+  const int missing = model_rows - (*tokenizer)->vocab_size();
+  const bool padded = (*tokenizer)->vocabulary().model == "gpt2" && missing > 0 && missing < model_rows / 100;
   if ((*tokenizer)->vocab_size() != model.config.vocab_size && !padded) {
     return absl::InvalidArgumentError(absl::StrCat(
         *path, ": the tokenizer has ", (*tokenizer)->vocab_size(), " tokens but the model ",

@@ -6,15 +6,20 @@
 #include "absl/strings/str_cat.h"
 #include "runtime/generate.h"
 #include "runtime/ops.h"
+#include "tokenizer/token_text.h"
 
 namespace toyllm {
 namespace {
 
-// The id whose piece is `text` or "▁" + `text`; -1 when there is none.
+// The id whose piece is `text`, else whose text as shown (TokenText: " on" for "▁on" and
+// for byte-level "Ġon") is `text` or " " + `text`; -1 when there is none.
 int FindPiece(const Tokenizer& tokenizer, const std::string& text) {
-  for (const std::string& piece : {text, "\xE2\x96\x81" + text}) {
+  for (int id = 0; id < tokenizer.vocab_size(); ++id) {
+    if (tokenizer.Piece(id) == text) return id;
+  }
+  for (const std::string& shown : {text, " " + text}) {
     for (int id = 0; id < tokenizer.vocab_size(); ++id) {
-      if (tokenizer.Piece(id) == piece) return id;
+      if (TokenText(tokenizer, id) == shown) return id;
     }
   }
   return -1;

@@ -59,6 +59,20 @@ absl::Status CreateFolder(const std::string& dir) {
   return absl::OkStatus();
 }
 
+absl::Status CheckFolderCreatable(const std::string& dir) {
+  struct stat st;
+  if (stat(dir.c_str(), &st) == 0) {
+    if (!S_ISDIR(st.st_mode)) return absl::FailedPreconditionError(absl::StrCat(dir, ": not a folder"));
+    return absl::OkStatus();
+  }
+  const size_t slash = dir.find_last_of('/');
+  const std::string parent = slash == std::string::npos ? "." : slash == 0 ? "/" : dir.substr(0, slash);
+  if (stat(parent.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+    return absl::NotFoundError(absl::StrCat(dir, ": cannot create folder (", parent, " is not a folder)"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status WriteAttentionFolder(const std::string& dir, const AttentionMaps& maps,
                                   const ModelConfig& config, const std::string& model_path) {
   if (absl::Status s = CreateFolder(dir); !s.ok()) return s;

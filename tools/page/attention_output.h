@@ -26,6 +26,11 @@ absl::StatusOr<AttentionMaps> AssembleMaps(const TapRecorder& recorder, const st
 // Creates `dir` unless it exists.
 absl::Status CreateFolder(const std::string& dir);
 
+// Whether CreateFolder(dir) can work: `dir` is a folder, or its parent is. A command that
+// streams output before writing the folder checks this first, so that a bad path fails
+// before any output rather than after it.
+absl::Status CheckFolderCreatable(const std::string& dir);
+
 absl::Status WriteAttentionFolder(const std::string& dir, const AttentionMaps& maps,
                                   const ModelConfig& config, const std::string& model_path);
 

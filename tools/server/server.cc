@@ -379,6 +379,13 @@ absl::Status HttpServer::Run(const std::function<void(int port)>& on_listening) 
   // rest (health, metrics, 503s) while they wait.
   const int threads = options_.slots + options_.max_waiting + 4;
   http_.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  // httplib's default sets SO_REUSEPORT, with which a second server binds a port that is
+  // already listening and the kernel splits the connections between the two. SO_REUSEADDR
+  // alone still allows a restart over connections in TIME_WAIT, but a busy port fails.
+  http_.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   int port = options_.port;
   if (port == 0) {
     port = http_.bind_to_any_port(options_.host);
