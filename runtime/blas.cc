@@ -13,10 +13,21 @@
 namespace toyllm {
 namespace {
 
-// OpenBLAS's x86 kernel sets that use AVX2 and FMA (or AVX-512): any other on a CPU that
-// has AVX2 is a fallback (Prescott, Core2, Nehalem, Sandybridge, ...).
-constexpr const char* kVectorCores[] = {"haswell", "zen", "skylakex", "cooperlake",
-                                        "sapphirerapids", "excavator"};
+// OpenBLAS's x86 kernel sets by the instructions they use; every other one (Prescott,
+// Core2, Nehalem, Sandybridge, ...) predates AVX2.
+constexpr const char* kAvx2Cores[] = {"haswell", "zen", "excavator"};
+constexpr const char* kAvx512Cores[] = {"skylakex", "cooperlake", "sapphirerapids"};
+
+CpuLevel CoreLevel(const std::string& core) {
+  const std::string name = absl::AsciiStrToLower(core);
+  for (const char* c : kAvx512Cores) {
+    if (name == c) return CpuLevel::kAvx512;
+  }
+  for (const char* c : kAvx2Cores) {
+    if (name == c) return CpuLevel::kAvx2;
+  }
+  return CpuLevel::kScalar;
+}
 
 // OpenBLAS reads OPENBLAS_CORETYPE in its library constructor, which has run before any
 // code of ours (it is our dependency). A DYNAMIC_ARCH build exports the pair of functions
@@ -48,14 +59,14 @@ bool ReplaceCore(const char* core) {
 BlasInfo Inspect() {
   BlasInfo blas{openblas_get_config(), openblas_get_corename(), "", false};
   const CpuLevel level = DetectedCpuLevel();
-  blas.fallback = IsFallbackCore(blas.core, level != CpuLevel::kScalar);
+  blas.fallback = IsFallbackCore(blas.core, level);
   const char* keep = std::getenv("TOYLLM_KEEP_BLAS_CORE");
   if (!blas.fallback || (keep != nullptr && std::string(keep) == "1")) return blas;
   if (ReplaceCore(level == CpuLevel::kAvx512 ? "SkylakeX" : "Haswell")) {
     blas.chosen_core = blas.core;
     blas.core = openblas_get_corename();
     blas.config = openblas_get_config();  // it names the core too
-    blas.fallback = IsFallbackCore(blas.core, true);
+    blas.fallback = IsFallbackCore(blas.core, level);
   }
   return blas;
 }
@@ -65,13 +76,8 @@ const BlasInfo& kLoaded = Blas();
 
 }  // namespace
 
-bool IsFallbackCore(const std::string& core, bool cpu_has_avx2) {
-  if (!cpu_has_avx2) return false;
-  const std::string name = absl::AsciiStrToLower(core);
-  for (const char* vector_core : kVectorCores) {
-    if (name == vector_core) return false;
-  }
-  return true;
+bool IsFallbackCore(const std::string& core, CpuLevel cpu) {
+  return static_cast<int>(CoreLevel(core)) < static_cast<int>(cpu);
 }
 
 const BlasInfo& Blas() {

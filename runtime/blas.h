@@ -2,10 +2,14 @@
 // fix for one way it goes wrong: OpenBLAS built with DYNAMIC_ARCH picks its kernels from
 // the CPU's family and model numbers, and on a processor newer than the build it falls
 // back to the oldest SSE kernels ("Prescott"): a prefill five times slower, in silence.
+// 0.3.21 also gives AMD's AVX-512 processors (Zen 4, Zen 5) its AVX2 kernels ("Haswell"),
+// which on Zen 5's full-width AVX-512 units is half the GEMM speed.
 #ifndef TOYLLM_RUNTIME_BLAS_H_
 #define TOYLLM_RUNTIME_BLAS_H_
 
 #include <string>
+
+#include "runtime/cpu_features.h"
 
 namespace toyllm {
 
@@ -25,9 +29,9 @@ const BlasInfo& Blas();
 // chose Prescott, a fallback)", "Prescott (a generic fallback on this CPU: prefill runs slow)".
 std::string BlasKernels();
 
-// Whether a core name is one of OpenBLAS's generic or pre-AVX2 x86 kernel sets, given the
-// level the CPU offers: the test of a fallback.
-bool IsFallbackCore(const std::string& core, bool cpu_has_avx2);
+// Whether a core name is one of OpenBLAS's x86 kernel sets below the level the CPU offers
+// (pre-AVX2 ones on an AVX2 CPU, AVX2 ones on an AVX-512 CPU): the test of a fallback.
+bool IsFallbackCore(const std::string& core, CpuLevel cpu);
 
 }  // namespace toyllm
 

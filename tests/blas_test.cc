@@ -1,5 +1,5 @@
 // The BLAS the prefill runs on: on a CPU with AVX2 or AVX-512 it must not be a generic
-// fallback, and when OpenBLAS falls back by itself (simulated with OPENBLAS_CORETYPE, as
+// fallback nor kernels below the CPU's level (AVX2 ones on AVX-512), and when OpenBLAS falls back by itself (simulated with OPENBLAS_CORETYPE, as
 // OpenBLAS 0.3.21 does on its own on processors newer than it, e.g. Emerald Rapids) toyllm
 // replaces the kernels with ones the CPU runs, and the numbers stay the same.
 #include "runtime/blas.h"
@@ -42,13 +42,19 @@ std::string InfoLine(const std::string& out, const std::string& key) {
   return out.substr(begin, out.find('\n', begin) - begin);
 }
 
-TEST(blas, FallbackCoresAreTheOnesWithoutAvx2Kernels) {
+TEST(blas, FallbackCoresAreTheOnesBelowTheCpu) {
   for (const char* core : {"Prescott", "Core2", "Nehalem", "Sandybridge", "Atom", "Unknown"}) {
-    EXPECT_TRUE(IsFallbackCore(core, /*cpu_has_avx2=*/true)) << core;
-    EXPECT_FALSE(IsFallbackCore(core, /*cpu_has_avx2=*/false)) << core << ": all this CPU runs";
+    EXPECT_TRUE(IsFallbackCore(core, CpuLevel::kAvx2)) << core;
+    EXPECT_TRUE(IsFallbackCore(core, CpuLevel::kAvx512)) << core;
+    EXPECT_FALSE(IsFallbackCore(core, CpuLevel::kScalar)) << core << ": all this CPU runs";
   }
-  for (const char* core : {"Haswell", "Zen", "SkylakeX", "COOPERLAKE", "sapphirerapids"}) {
-    EXPECT_FALSE(IsFallbackCore(core, true)) << core;
+  for (const char* core : {"Haswell", "Zen", "excavator"}) {
+    EXPECT_FALSE(IsFallbackCore(core, CpuLevel::kAvx2)) << core;
+    EXPECT_TRUE(IsFallbackCore(core, CpuLevel::kAvx512)) << core << ": AVX2 kernels on an AVX-512 CPU";
+  }
+  for (const char* core : {"SkylakeX", "COOPERLAKE", "sapphirerapids"}) {
+    EXPECT_FALSE(IsFallbackCore(core, CpuLevel::kAvx2)) << core;
+    EXPECT_FALSE(IsFallbackCore(core, CpuLevel::kAvx512)) << core;
   }
 }
 
@@ -57,9 +63,7 @@ TEST(blas, TheGemmInUseIsNotAFallbackOnThisCpu) {
   EXPECT_EQ(blas.config.rfind("OpenBLAS ", 0), 0u) << blas.config;
   EXPECT_FALSE(blas.core.empty());
   EXPECT_FALSE(blas.fallback) << blas.core << " on a CPU with " << CpuLevelName(DetectedCpuLevel());
-  if (CpuHasAvx2()) {
-    EXPECT_FALSE(IsFallbackCore(blas.core, true)) << blas.core;
-  }
+  EXPECT_FALSE(IsFallbackCore(blas.core, DetectedCpuLevel())) << blas.core;
 }
 
 TEST(blas, InfoReportsTheBlasAndTheKernels) {
