@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "runtime/kernels/gemv.h"
+#include "runtime/kernels/gemv_kquant_avx512.h"
 
 // Everything below may use AVX-512; it is only called where DetectedCpuLevel() allows.
 #if defined(__clang__)
@@ -103,7 +104,12 @@ struct Avx512 {
 }  // namespace
 
 void GemvAvx512(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y) {
-  gemv_rows::Gemv<Avx512>(w, x, row_begin, row_end, y);
+  switch (w.type) {  // the K-quants that have 512-bit kernels of their own
+    case WeightType::kQ4_K: return RowsQ4_KAvx512(w, x.k_blocks, row_begin, row_end, y);
+    case WeightType::kQ5_K: return RowsQ5_KAvx512(w, x.k_blocks, row_begin, row_end, y);
+    case WeightType::kQ6_K: return RowsQ6_KAvx512(w, x.k_blocks, row_begin, row_end, y);
+    default: return gemv_rows::Gemv<Avx512>(w, x, row_begin, row_end, y);
+  }
 }
 
 }  // namespace toyllm

@@ -209,19 +209,26 @@ void UnpackQ3_K(const uint8_t* p, KBlock* k) {
   k->dmin = 0.0f;
 }
 
-// ScaleMinK4 for all 8 groups at once, on 32-bit words (as ggml does it): bytes 0..7 the
-// scales, 8..15 the mins, each then repeated for both groups of 16.
+// ScaleMinK4 for all 8 groups at once: bytes 0..7 the scales, 8..15 the mins. The 12
+// packed bytes hold, for i < 4, scale i and min i in the low 6 bits of bytes i and 4 + i,
+// and scale and min 4 + i in the nibbles of byte 8 + i with their top two bits in the top
+// bits of bytes i and 4 + i. Two shuffles put each output's bytes in place. Reads 16 bytes
+// (the block goes on after its scales).
+template <class Isa>
+__m128i ScalesAndMinsK4(const uint8_t* packed) {
+  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
+  const __m128i low = _mm_shuffle_epi8(b, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+  const __m128i top = _mm_shuffle_epi8(b, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
+  // The mins of 4..7 are byte 8 + i's high nibble: words 6 and 7 shifted down by 4.
+  const __m128i low_bits = _mm_and_si128(_mm_blend_epi16(low, _mm_srli_epi16(low, 4), 0xC0),
+                                         _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 15, 15, 15, 15));
+  return _mm_or_si128(low_bits, _mm_and_si128(_mm_srli_epi16(top, 2), _mm_set1_epi8(0x30)));
+}
+
+// The scales and mins, each repeated for both groups of 16 of its group of 32.
 template <class Isa>
 void ScalesMinsK4(const uint8_t* packed, KBlock* k) {
-  uint32_t u[4];
-  std::memcpy(u, packed, 12);
-  const uint32_t k1 = 0x3f3f3f3f, k2 = 0x0f0f0f0f, k3 = 0x03030303;
-  u[3] = ((u[2] >> 4) & k2) | (((u[1] >> 6) & k3) << 4);
-  const uint32_t low_mins = u[1] & k1;
-  u[1] = (u[2] & k2) | (((u[0] >> 6) & k3) << 4);
-  u[2] = low_mins;
-  u[0] &= k1;
-  const __m128i sm = _mm_set_epi32(static_cast<int>(u[3]), static_cast<int>(u[2]), static_cast<int>(u[1]), static_cast<int>(u[0]));
+  const __m128i sm = ScalesAndMinsK4<Isa>(packed);
   StoreScales<Isa>(_mm256_cvtepu8_epi16(_mm_unpacklo_epi8(sm, sm)), _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(sm, sm)), k);
 }
 
@@ -281,14 +288,19 @@ float DotK(const void* row, const ActivationBlockK* x, int n, int block_bytes) {
   KBlock k;
   for (int b = 0; b < n / kSuperBlock; ++b, p += block_bytes) {
     kUnpack(p, &k);
+    const __m256i scale = _mm256_load_si256(reinterpret_cast<const __m256i*>(k.scale));
+    // Each scale twice in a 32-bit lane: `pairs[0]` holds groups 0..3 and 8..11, `pairs[1]`
+    // groups 4..7 and 12..15 (unpack works within each 128-bit half).
+    const __m256i pairs[2] = {_mm256_unpacklo_epi16(scale, scale), _mm256_unpackhi_epi16(scale, scale)};
     __m256i dot = _mm256_setzero_si256();
-    for (int c = 0; c < 8; ++c) {
+    for (int c = 0; c < 8; ++c) {  // weights 32c .. 32c + 31: groups 2c and 2c + 1
       const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q + 32 * c));
-      const __m256i scales = _mm256_set_m128i(_mm_set1_epi16(k.scale[2 * c + 1]), _mm_set1_epi16(k.scale[2 * c]));
+      const int lane = (c % 2) * 2 + (c / 4) * 4;
+      const __m256i scales = _mm256_permutevar8x32_epi32(
+          pairs[(c / 2) % 2], _mm256_setr_epi32(lane, lane, lane, lane, lane + 1, lane + 1, lane + 1, lane + 1));
       dot = _mm256_add_epi32(dot, _mm256_madd_epi16(_mm256_maddubs_epi16(k.q[c], qx), scales));
     }
     const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].sums));
-    const __m256i scale = _mm256_load_si256(reinterpret_cast<const __m256i*>(k.scale));
     if (kOffset != 0) {
       dot = _mm256_sub_epi32(dot, _mm256_mullo_epi32(_mm256_set1_epi32(kOffset), _mm256_madd_epi16(sums, scale)));
     }

@@ -1,0 +1,24 @@
+// The K-quant GEMV rows at AVX-512 width for the types Q4_K_M, Q5_K_M and Q6_K files are
+// made of. gemv_rows.h's K-quant walk (the AVX2 one) unpacks a super-block into eight
+// 32-byte registers and multiplies each by its group's scale in int16: broadcasting the
+// scales cost more than the products. Here a 512-bit register holds 64 consecutive weights,
+// vpdpbusd multiplies them by the activations into 16 int32 sums of four, each sum inside
+// one scale group, and one float FMA scales all 16 at once, with the block's scales
+// converted to float once and permuted into place per register.
+#ifndef TOYLLM_RUNTIME_KERNELS_GEMV_KQUANT_AVX512_H_
+#define TOYLLM_RUNTIME_KERNELS_GEMV_KQUANT_AVX512_H_
+
+#include "runtime/kernels/quantize_activations.h"
+#include "runtime/weights.h"
+
+namespace toyllm {
+
+// y[r] = W.row(r) · x for rows [row_begin, row_end) of a Q4_K, Q5_K or Q6_K matrix. Only
+// callable where DetectedCpuLevel() allows AVX-512.
+void RowsQ4_KAvx512(const Matrix& w, const ActivationBlockK* x, int row_begin, int row_end, float* y);
+void RowsQ5_KAvx512(const Matrix& w, const ActivationBlockK* x, int row_begin, int row_end, float* y);
+void RowsQ6_KAvx512(const Matrix& w, const ActivationBlockK* x, int row_begin, int row_end, float* y);
+
+}  // namespace toyllm
+
+#endif  // TOYLLM_RUNTIME_KERNELS_GEMV_KQUANT_AVX512_H_
