@@ -7,6 +7,7 @@
 
 #include "runtime/kernels/gemv.h"
 #include "runtime/kernels/gemv_kquant_avx512.h"
+#include "runtime/kernels/gemv_legacy_avx512.h"
 
 // Everything below may use AVX-512; it is only called where DetectedCpuLevel() allows.
 #if defined(__clang__)
@@ -104,7 +105,9 @@ struct Avx512 {
 }  // namespace
 
 void GemvAvx512(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y) {
-  switch (w.type) {  // the K-quants that have 512-bit kernels of their own
+  switch (w.type) {  // the block types that have 512-bit kernels of their own
+    case WeightType::kQ4_0:
+    case WeightType::kQ5_0: return RowsLegacyAvx512(w, x.blocks, row_begin, row_end, y);
     case WeightType::kQ4_K: return RowsQ4_KAvx512(w, x.k_blocks, row_begin, row_end, y);
     case WeightType::kQ5_K: return RowsQ5_KAvx512(w, x.k_blocks, row_begin, row_end, y);
     case WeightType::kQ6_K: return RowsQ6_KAvx512(w, x.k_blocks, row_begin, row_end, y);

@@ -1,0 +1,107 @@
+#include "runtime/kernels/gemv_legacy_avx512.h"
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "runtime/quant_blocks.h"
+
+// Everything below may use AVX-512; it is only called where DetectedCpuLevel() allows.
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"))), apply_to = function)
+#else
+#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
+#pragma GCC diagnostic ignored "-Wuninitialized"  // as in gemv_avx512.cc
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+namespace toyllm {
+namespace {
+
+float HalfAt(const uint8_t* p) {
+  uint16_t bits;
+  std::memcpy(&bits, p, sizeof(bits));
+  return _cvtsh_ss(bits);
+}
+
+// a in the lower eight float lanes, b in the upper eight.
+__m512 Halves(float a, float b) {
+  return _mm512_mask_broadcastss_ps(_mm512_set1_ps(a), 0xFF00, _mm_set_ss(b));
+}
+
+__m128i Load16(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+
+template <WeightType kType>
+struct Layout {
+  static constexpr bool kFive = kType == WeightType::kQ5_0;
+  static constexpr int kOffset = kFive ? 16 : 8;  // weight = d·(q − offset)
+  static constexpr int kQh = 2;                   // after d
+  static constexpr int kQs = kQh + (kFive ? 4 : 0);
+  static constexpr int kBytes = BlockShapeOf(kType).bytes;
+};
+
+// Blocks w0 and w1 times activation blocks x0 and x1 added to acc; `second` = 0 makes the
+// pair a single block (a row's odd tail).
+template <WeightType kType>
+void PairDot(const uint8_t* w0, const uint8_t* w1, const ActivationBlock& x0, const ActivationBlock& x1,
+             float second, __m512* acc) {
+  using L = Layout<kType>;
+  // Nibbles: 128-bit lanes hold block 0's weights 0..15 and 16..31, then block 1's.
+  const __m512i packed = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(Load16(w0 + L::kQs))),
+                                            _mm256_broadcastsi128_si256(Load16(w1 + L::kQs)), 1);
+  constexpr int64_t kFour = 0x0004000400040004;  // per 128-bit lane: shift 0, 4, 0, 4
+  const __m512i shifts = _mm512_set_epi64(kFour, kFour, 0, 0, kFour, kFour, 0, 0);
+  __m512i q = _mm512_and_si512(_mm512_srlv_epi16(packed, shifts), _mm512_set1_epi8(0x0F));
+  if (L::kFive) {  // bit i of qh is weight i's fifth bit: a mask, one bit per byte lane
+    uint32_t h0, h1;
+    std::memcpy(&h0, w0 + L::kQh, 4);
+    std::memcpy(&h1, w1 + L::kQh, 4);
+    q = _mm512_mask_add_epi8(q, h0 | uint64_t{h1} << 32, q, _mm512_set1_epi8(0x10));
+  }
+  const __m512i xq = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0.q))),
+                                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1.q)), 1);
+  // Σ (q − offset)·x = Σ q·x − offset·Σ x: vpdpbusd multiplies unsigned bytes only.
+  const __m512i dot = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q, xq),
+                                       _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(L::kOffset), xq));
+  const __m512 scales = Halves(HalfAt(w0) * x0.scale, HalfAt(w1) * x1.scale * second);
+  *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scales, *acc);
+}
+
+template <WeightType kType>
+float Dot(const uint8_t* p, const ActivationBlock* x, int n) {
+  constexpr int kBytes = Layout<kType>::kBytes;
+  const int n_blocks = n / kQ8Block;
+  __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+  int b = 0;
+  for (; b + 4 <= n_blocks; b += 4) {  // two accumulators, so that no FMA waits on the last
+    PairDot<kType>(p + b * kBytes, p + (b + 1) * kBytes, x[b], x[b + 1], 1.0f, &acc[0]);
+    PairDot<kType>(p + (b + 2) * kBytes, p + (b + 3) * kBytes, x[b + 2], x[b + 3], 1.0f, &acc[1]);
+  }
+  for (; b + 2 <= n_blocks; b += 2) {
+    PairDot<kType>(p + b * kBytes, p + (b + 1) * kBytes, x[b], x[b + 1], 1.0f, &acc[0]);
+  }
+  if (b < n_blocks) PairDot<kType>(p + b * kBytes, p + b * kBytes, x[b], x[b], 0.0f, &acc[1]);
+  return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
+}
+
+template <WeightType kType>
+void Rows(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
+  for (int r = row_begin; r < row_end; ++r) y[r] = Dot<kType>(static_cast<const uint8_t*>(w.row(r)), x, w.cols);
+}
+
+}  // namespace
+
+void RowsLegacyAvx512(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
+  switch (w.type) {
+    case WeightType::kQ4_0: return Rows<WeightType::kQ4_0>(w, x, row_begin, row_end, y);
+    case WeightType::kQ5_0: return Rows<WeightType::kQ5_0>(w, x, row_begin, row_end, y);
+    default: return;  // GemvAvx512 sends only these types
+  }
+}
+
+}  // namespace toyllm
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#endif
