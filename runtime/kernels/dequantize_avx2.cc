@@ -10,14 +10,9 @@
 #include "runtime/kernels/dequantize.h"
 #include "runtime/weight_convert.h"
 
-// Everything below may use AVX2; it is only called where DetectedCpuLevel() allows.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
-#else
-#pragma GCC target("avx2,fma,f16c")
-#endif
+#include "runtime/kernels/target_avx2_begin.h"
 
-#include "runtime/kernels/gemv_rows.h"  // after the pragma: its unpackers use the same target
+#include "runtime/kernels/gemv_rows.h"  // after the target: its unpackers use the same target
 
 namespace toyllm {
 namespace {
@@ -125,6 +120,4 @@ void DequantizeAvx2(WeightType type, const void* data, int64_t n, float* out) {
 
 }  // namespace toyllm
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#endif
+#include "runtime/kernels/target_end.h"

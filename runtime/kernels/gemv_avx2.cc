@@ -8,14 +8,9 @@
 #include "runtime/kernels/gemv.h"
 #include "runtime/weight_convert.h"
 
-// Everything below may use AVX2; it is only called where DetectedCpuLevel() allows.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
-#else
-#pragma GCC target("avx2,fma,f16c")
-#endif
+#include "runtime/kernels/target_avx2_begin.h"
 
-#include "runtime/kernels/gemv_rows.h"  // after the pragma: its loops use the same target
+#include "runtime/kernels/gemv_rows.h"  // after the target: its loops use the same target
 
 namespace toyllm {
 namespace {
@@ -88,6 +83,4 @@ void GemvAvx2(const Matrix& w, const GemvInput& x, int row_begin, int row_end, f
 
 }  // namespace toyllm
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#endif
+#include "runtime/kernels/target_end.h"

@@ -9,20 +9,9 @@
 #include "runtime/kernels/gemv_kquant_avx512.h"
 #include "runtime/kernels/gemv_legacy_avx512.h"
 
-// Everything below may use AVX-512; it is only called where DetectedCpuLevel() allows.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"))), apply_to = function)
-#else
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
-#endif
-#if !defined(__clang__)
-// gcc 12's own intrinsics self-initialise "undefined" registers (__m512 __Y = __Y), which
-// its uninitialised-variable warnings flag inside avx512fintrin.h.
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "runtime/kernels/target_avx512_begin.h"
 
-#include "runtime/kernels/gemv_rows.h"  // after the pragma: its loops use the same target
+#include "runtime/kernels/gemv_rows.h"  // after the target: its loops use the same target
 
 namespace toyllm {
 namespace {
@@ -117,6 +106,4 @@ void GemvAvx512(const Matrix& w, const GemvInput& x, int row_begin, int row_end,
 
 }  // namespace toyllm
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#endif
+#include "runtime/kernels/target_end.h"

@@ -5,16 +5,9 @@
 #include <cstddef>
 #include <cstdint>
 
-// Everything below may use AVX-512; it is only called where DetectedCpuLevel() allows.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"))), apply_to = function)
-#else
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
-#pragma GCC diagnostic ignored "-Wuninitialized"  // as in gemv_avx512.cc
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "runtime/kernels/target_avx512_begin.h"
 
-#include "runtime/kernels/gemv_rows.h"  // after the pragma: its helpers use the same target
+#include "runtime/kernels/gemv_rows.h"  // after the target: its helpers use the same target
 
 namespace toyllm {
 namespace {
@@ -142,6 +135,4 @@ void RowsQ6_KAvx512(const Matrix& w, const ActivationBlockK* x, int row_begin, i
 
 }  // namespace toyllm
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#endif
+#include "runtime/kernels/target_end.h"

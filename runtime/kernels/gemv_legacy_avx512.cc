@@ -7,14 +7,7 @@
 
 #include "runtime/quant_blocks.h"
 
-// Everything below may use AVX-512; it is only called where DetectedCpuLevel() allows.
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c"))), apply_to = function)
-#else
-#pragma GCC target("avx512f,avx512bw,avx512vl,avx512vnni,avx2,fma,f16c")
-#pragma GCC diagnostic ignored "-Wuninitialized"  // as in gemv_avx512.cc
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "runtime/kernels/target_avx512_begin.h"
 
 namespace toyllm {
 namespace {
@@ -102,6 +95,4 @@ void RowsLegacyAvx512(const Matrix& w, const ActivationBlock* x, int row_begin, 
 
 }  // namespace toyllm
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#endif
+#include "runtime/kernels/target_end.h"
