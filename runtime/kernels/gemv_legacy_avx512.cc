@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "runtime/quant_blocks.h"
 
@@ -27,18 +28,20 @@ __m128i Load16(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const
 
 template <WeightType kType>
 struct Layout {
-  static constexpr bool kFive = kType == WeightType::kQ5_0;
-  static constexpr int kOffset = kFive ? 16 : 8;  // weight = d·(q − offset)
-  static constexpr int kQh = 2;                   // after d
+  static constexpr bool kMin = kType == WeightType::kQ4_1 || kType == WeightType::kQ5_1;
+  static constexpr bool kFive = kType == WeightType::kQ5_0 || kType == WeightType::kQ5_1;
+  static constexpr int kOffset = kMin ? 0 : kFive ? 16 : 8;  // weight = d·(q − offset) (+ m)
+  static constexpr int kQh = kMin ? 4 : 2;                   // after d (and m)
   static constexpr int kQs = kQh + (kFive ? 4 : 0);
   static constexpr int kBytes = BlockShapeOf(kType).bytes;
 };
 
 // Blocks w0 and w1 times activation blocks x0 and x1 added to acc; `second` = 0 makes the
-// pair a single block (a row's odd tail).
+// pair a single block (a row's odd tail). For the types with a min m, m·Σx is added to
+// *min_total from the blocks' activation sums x_sums[0, 2).
 template <WeightType kType>
 void PairDot(const uint8_t* w0, const uint8_t* w1, const ActivationBlock& x0, const ActivationBlock& x1,
-             float second, __m512* acc) {
+             const float* x_sums, float second, __m512* acc, float* min_total) {
   using L = Layout<kType>;
   // Nibbles: 128-bit lanes hold block 0's weights 0..15 and 16..31, then block 1's.
   const __m512i packed = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(Load16(w0 + L::kQs))),
@@ -55,32 +58,53 @@ void PairDot(const uint8_t* w0, const uint8_t* w1, const ActivationBlock& x0, co
   const __m512i xq = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0.q))),
                                         _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1.q)), 1);
   // Σ (q − offset)·x = Σ q·x − offset·Σ x: vpdpbusd multiplies unsigned bytes only.
-  const __m512i dot = _mm512_sub_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), q, xq),
-                                       _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(L::kOffset), xq));
+  __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, xq);
+  if (L::kOffset != 0) {
+    dot = _mm512_sub_epi32(dot, _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(L::kOffset), xq));
+  }
   const __m512 scales = Halves(HalfAt(w0) * x0.scale, HalfAt(w1) * x1.scale * second);
   *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scales, *acc);
+  if (L::kMin) *min_total += HalfAt(w0 + 2) * x_sums[0] + HalfAt(w1 + 2) * x_sums[1] * second;
+}
+
+// Σx of each activation block (its scale times the sum of its quants): the same for every
+// row, so the types with a min take m·Σx from here instead of a second product per block.
+const float* BlockSums(const ActivationBlock* x, int n_blocks) {
+  thread_local std::vector<float> sums;
+  sums.resize(n_blocks);
+  for (int b = 0; b < n_blocks; ++b) {
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q));
+    const __m256i pairs = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1));
+    const __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
+    const __m128i s2 = _mm_add_epi32(s4, _mm_unpackhi_epi64(s4, s4));
+    sums[b] = x[b].scale * static_cast<float>(_mm_cvtsi128_si32(_mm_add_epi32(s2, _mm_shuffle_epi32(s2, 1))));
+  }
+  return sums.data();
 }
 
 template <WeightType kType>
-float Dot(const uint8_t* p, const ActivationBlock* x, int n) {
+float Dot(const uint8_t* p, const ActivationBlock* x, const float* x_sums, int n) {
   constexpr int kBytes = Layout<kType>::kBytes;
   const int n_blocks = n / kQ8Block;
   __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+  float min_total = 0.0f;
+  const auto pair = [&](int b, int next, float second, __m512* into) {
+    PairDot<kType>(p + b * kBytes, p + next * kBytes, x[b], x[next], x_sums + b, second, into, &min_total);
+  };
   int b = 0;
   for (; b + 4 <= n_blocks; b += 4) {  // two accumulators, so that no FMA waits on the last
-    PairDot<kType>(p + b * kBytes, p + (b + 1) * kBytes, x[b], x[b + 1], 1.0f, &acc[0]);
-    PairDot<kType>(p + (b + 2) * kBytes, p + (b + 3) * kBytes, x[b + 2], x[b + 3], 1.0f, &acc[1]);
+    pair(b, b + 1, 1.0f, &acc[0]);
+    pair(b + 2, b + 3, 1.0f, &acc[1]);
   }
-  for (; b + 2 <= n_blocks; b += 2) {
-    PairDot<kType>(p + b * kBytes, p + (b + 1) * kBytes, x[b], x[b + 1], 1.0f, &acc[0]);
-  }
-  if (b < n_blocks) PairDot<kType>(p + b * kBytes, p + b * kBytes, x[b], x[b], 0.0f, &acc[1]);
-  return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1]));
+  for (; b + 2 <= n_blocks; b += 2) pair(b, b + 1, 1.0f, &acc[0]);
+  if (b < n_blocks) pair(b, b, 0.0f, &acc[1]);
+  return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) + min_total;
 }
 
 template <WeightType kType>
 void Rows(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
-  for (int r = row_begin; r < row_end; ++r) y[r] = Dot<kType>(static_cast<const uint8_t*>(w.row(r)), x, w.cols);
+  const float* x_sums = Layout<kType>::kMin ? BlockSums(x, w.cols / kQ8Block) : nullptr;
+  for (int r = row_begin; r < row_end; ++r) y[r] = Dot<kType>(static_cast<const uint8_t*>(w.row(r)), x, x_sums, w.cols);
 }
 
 }  // namespace
@@ -89,6 +113,8 @@ void RowsLegacyAvx512(const Matrix& w, const ActivationBlock* x, int row_begin, 
   switch (w.type) {
     case WeightType::kQ4_0: return Rows<WeightType::kQ4_0>(w, x, row_begin, row_end, y);
     case WeightType::kQ5_0: return Rows<WeightType::kQ5_0>(w, x, row_begin, row_end, y);
+    case WeightType::kQ4_1: return Rows<WeightType::kQ4_1>(w, x, row_begin, row_end, y);
+    case WeightType::kQ5_1: return Rows<WeightType::kQ5_1>(w, x, row_begin, row_end, y);
     default: return;  // GemvAvx512 sends only these types
   }
 }
