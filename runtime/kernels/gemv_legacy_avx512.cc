@@ -38,10 +38,10 @@ struct Layout {
 
 // Blocks w0 and w1 times activation blocks x0 and x1 added to acc; `second` = 0 makes the
 // pair a single block (a row's odd tail). For the types with a min m, m·Σx is added to
-// *min_total from the blocks' activation sums x_sums[0, 2).
+// *min_total from the blocks' activation sums sum0 and sum1.
 template <WeightType kType>
 void PairDot(const uint8_t* w0, const uint8_t* w1, const ActivationBlock& x0, const ActivationBlock& x1,
-             const float* x_sums, float second, __m512* acc, float* min_total) {
+             float sum0, float sum1, float second, __m512* acc, float* min_total) {
   using L = Layout<kType>;
   // Nibbles: 128-bit lanes hold block 0's weights 0..15 and 16..31, then block 1's.
   const __m512i packed = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(Load16(w0 + L::kQs))),
@@ -64,7 +64,7 @@ void PairDot(const uint8_t* w0, const uint8_t* w1, const ActivationBlock& x0, co
   }
   const __m512 scales = Halves(HalfAt(w0) * x0.scale, HalfAt(w1) * x1.scale * second);
   *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scales, *acc);
-  if (L::kMin) *min_total += HalfAt(w0 + 2) * x_sums[0] + HalfAt(w1 + 2) * x_sums[1] * second;
+  if (L::kMin) *min_total += HalfAt(w0 + 2) * sum0 + HalfAt(w1 + 2) * sum1 * second;
 }
 
 // Σx of each activation block (its scale times the sum of its quants): the same for every
@@ -89,7 +89,10 @@ float Dot(const uint8_t* p, const ActivationBlock* x, const float* x_sums, int n
   __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
   float min_total = 0.0f;
   const auto pair = [&](int b, int next, float second, __m512* into) {
-    PairDot<kType>(p + b * kBytes, p + next * kBytes, x[b], x[next], x_sums + b, second, into, &min_total);
+    // x_sums is null for the types without a min; a tail pair reads block b twice.
+    const float sum0 = Layout<kType>::kMin ? x_sums[b] : 0.0f;
+    const float sum1 = Layout<kType>::kMin ? x_sums[next] : 0.0f;
+    PairDot<kType>(p + b * kBytes, p + next * kBytes, x[b], x[next], sum0, sum1, second, into, &min_total);
   };
   int b = 0;
   for (; b + 4 <= n_blocks; b += 4) {  // two accumulators, so that no FMA waits on the last
