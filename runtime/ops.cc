@@ -10,6 +10,7 @@
 #include "runtime/kernels/dequantize.h"
 #include "runtime/kernels/gemv.h"
 #include "runtime/kernels/quantize_activations.h"
+#include "runtime/kernels/softmax.h"
 #include "runtime/thread_pool.h"
 
 namespace toyllm {
@@ -210,14 +211,8 @@ void RmsNorm(float* out, const float* x, const float* weight, int n, float eps) 
 }
 
 void Softmax(float* x, int n) {
-  float max = x[0];
-  for (int i = 1; i < n; ++i) max = x[i] > max ? x[i] : max;
-  float sum = 0.0f;
-  for (int i = 0; i < n; ++i) {
-    x[i] = expf(x[i] - max);
-    sum += x[i];
-  }
-  for (int i = 0; i < n; ++i) x[i] /= sum;
+  static const SoftmaxKernel kernel = SoftmaxFor(DetectedCpuLevel());
+  kernel(x, n);
 }
 
 void SwiGlu(float* gate, const float* up, int n) {
