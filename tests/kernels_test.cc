@@ -18,9 +18,14 @@
 #include "runtime/kernels/quantize_activations.h"
 #include "runtime/ops.h"
 #include "runtime/weight_convert.h"
+#include "tests/kernel_test_util.h"
 
 namespace toyllm {
 namespace {
+
+using testing::MakeMatrix;
+using testing::RandomVector;
+using testing::TypedMatrix;
 
 constexpr WeightType kTypes[] = {
     WeightType::kF32,  WeightType::kF16,  WeightType::kBF16, WeightType::kQ8_0,
@@ -62,33 +67,6 @@ QuantizedInput Quantize(WeightType type, const std::vector<float>& x) {
     q.input.blocks = q.blocks.data();
   }
   return q;
-}
-
-std::vector<float> RandomVector(std::mt19937& gen, size_t n) {
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = normal(gen);
-  return v;
-}
-
-// A weight matrix stored as `type`, 4 bytes off the vector width and the cache line:
-// GGUF promises only 32-byte tensor starts (and element alignment), so the kernels must
-// not need more. Element alignment itself holds, as UBSan requires. Also returns the weights dequantised.
-struct TypedMatrix {
-  std::string bytes;
-  std::vector<float> floats;
-  Matrix view;
-};
-
-TypedMatrix MakeMatrix(std::mt19937& gen, WeightType type, int rows, int cols) {
-  TypedMatrix m;
-  const std::vector<float> values = RandomVector(gen, static_cast<size_t>(rows) * cols);
-  m.bytes = "xxxx";
-  FromFloat32(type, values.data(), static_cast<int64_t>(values.size()), &m.bytes);
-  m.floats.resize(values.size());
-  ToFloat32(type, m.bytes.data() + 4, static_cast<int64_t>(values.size()), m.floats.data());
-  m.view = Matrix{m.bytes.data() + 4, rows, cols, type};
-  return m;
 }
 
 // Two float sums of the same k terms in different orders (with or without FMA, Q8_0 blocks

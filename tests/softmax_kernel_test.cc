@@ -10,20 +10,14 @@
 #include "gtest/gtest.h"
 #include "runtime/cpu_features.h"
 #include "runtime/kernels/softmax.h"
+#include "tests/kernel_test_util.h"
 
 namespace toyllm {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using testing::VectorLevels;
 
-std::vector<CpuLevel> VectorLevels() {
-  std::vector<CpuLevel> levels;
-  for (CpuLevel level : {CpuLevel::kAvx2, CpuLevel::kAvx512}) {
-    if (level <= DetectedCpuLevel()) levels.push_back(level);
-  }
-  if (levels.empty()) ADD_FAILURE() << "this CPU has no AVX2: only the scalar softmax is tested";
-  return levels;
-}
+constexpr float kInf = std::numeric_limits<float>::infinity();
 
 // Runs `kernel` on x with a sentinel after the n entries, which must stay untouched.
 std::vector<float> Apply(SoftmaxKernel kernel, std::vector<float> x) {
