@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/kernels/dequantize.h"
+#include "runtime/kernels/few_rows.h"
 #include "runtime/kernels/gemv.h"
 #include "runtime/kernels/quantize_activations.h"
 #include "runtime/kernels/softmax.h"
@@ -171,16 +172,24 @@ constexpr int kDecodeFloats = 4096;
 
 void MatMulTransposed(int m, float alpha, const float* a, int lda, const Matrix& b, float* c, int ldc) {
   const int n = b.rows, k = b.cols;
-  if (m == 1 && b.type != WeightType::kF32) {  // decode: the GEMV kernels read b as stored
-    GemvInput input{a};
+  static const CpuLevel level = DetectedCpuLevel();
+  if (FewRowsTake(level, m, b)) {  // a group's queries (decode): b read once, as stored
+    FewRowsFor(level).dots(m, alpha, a, lda, b, c, ldc);
+    return;
+  }
+  if (m <= kFewRows && b.type != WeightType::kF32) {  // a quantized cache: a GEMV per row
     thread_local std::vector<ActivationBlock> blocks;
-    if (b.type == WeightType::kQ8_0) {
-      blocks.resize(k / kQ8Block);
-      QuantizeActivations(a, k, blocks.data());
-      input.blocks = blocks.data();
+    blocks.resize(b.type == WeightType::kQ8_0 ? k / kQ8Block : 0);
+    for (int i = 0; i < m; ++i) {
+      GemvInput input{a + i * lda};
+      if (b.type == WeightType::kQ8_0) {
+        QuantizeActivations(input.values, k, blocks.data());
+        input.blocks = blocks.data();
+      }
+      float* ci = c + i * ldc;
+      Gemv(b, input, 0, n, ci);
+      for (int j = 0; j < n; ++j) ci[j] *= alpha;
     }
-    Gemv(b, input, 0, n, c);
-    for (int j = 0; j < n; ++j) c[j] *= alpha;
     return;
   }
   MatMulTransposed(m, n, k, alpha, a, lda, Float32Of(b, int64_t{n} * k), k, c, ldc);
@@ -188,15 +197,23 @@ void MatMulTransposed(int m, float alpha, const float* a, int lda, const Matrix&
 
 void MatMul(int m, const float* a, int lda, const Matrix& b, float* c, int ldc) {
   const int k = b.rows, n = b.cols;
-  if (m == 1 && b.type != WeightType::kF32) {
-    // c = Σ_i a[i]·b.row(i), a few rows of b decoded at a time into L1 and added by sgemv.
+  static const CpuLevel level = DetectedCpuLevel();
+  if (FewRowsTake(level, m, b)) {
+    FewRowsFor(level).sums(m, a, lda, b, c, ldc);
+    return;
+  }
+  if (m <= kFewRows && b.type != WeightType::kF32) {
+    // c_i = Σ_j a_i[j]·b.row(j), a few rows of b decoded at a time into L1 and added by sgemv.
     const int tile_rows = std::max(1, kDecodeFloats / n);
     thread_local std::vector<float> tile;
     tile.resize(static_cast<size_t>(tile_rows) * n);
     for (int r = 0; r < k; r += tile_rows) {
       const int rows = std::min(tile_rows, k - r);
       Dequantize(b.type, b.row(r), int64_t{rows} * n, tile.data());
-      cblas_sgemv(CblasRowMajor, CblasTrans, rows, n, 1.0f, tile.data(), n, a + r, 1, r == 0 ? 0.0f : 1.0f, c, 1);
+      for (int i = 0; i < m; ++i) {
+        cblas_sgemv(CblasRowMajor, CblasTrans, rows, n, 1.0f, tile.data(), n, a + i * lda + r, 1,
+                    r == 0 ? 0.0f : 1.0f, c + i * ldc, 1);
+      }
     }
     return;
   }

@@ -40,9 +40,10 @@ void MatMul(int m, int n, int k, const float* a, int lda, const float* b, int ld
             int ldc);
 
 // The same two products with b a matrix of any WeightType ([n, k] and [k, n] rows): the
-// KV cache's keys and values. One row of a (decode) reads b as stored, converting in
-// registers or in small tiles, so an f16 cache is read at half the bytes; several rows
-// convert b to float32 once and go through BLAS.
+// KV cache's keys and values. Up to kFewRows rows of a (decode: a group's queries) read b
+// once as stored, converting in registers or in small tiles, so an f16 cache is read at
+// half the bytes (runtime/kernels/few_rows.h); more rows convert b to float32 once and go
+// through BLAS.
 void MatMulTransposed(int m, float alpha, const float* a, int lda, const Matrix& b, float* c, int ldc);
 void MatMul(int m, const float* a, int lda, const Matrix& b, float* c, int ldc);
 

@@ -218,36 +218,50 @@ void Transformer::Attention(int layer, int pos, int n) {
   const int d_k = c.head_dim;
   const int n_keys = pos + n;
   const float scale = 1.0f / sqrtf(static_cast<float>(d_k));
-  const auto head = [&](int h) {
-    // Grouped-query attention: consecutive query heads share one key/value head.
-    const int kv_head = h / c.group_size();
-    const float* q = &q_[h * d_k];
+  // Grouped-query attention: the g consecutive query heads of a group share one key/value
+  // head. In decode (n = 1) a task takes a whole group: its g query rows lie side by side
+  // in q_, so one product reads the group's cached keys and values once for all g heads.
+  // In prefill a task takes one head, whose n rows are a position apart.
+  const bool decode = n == 1;
+  const int heads = decode ? c.group_size() : 1;     // query heads per task
+  const int rows = decode ? heads : n;               // its rows of q, scores and out
+  const int stride = decode ? d_k : c.q_dim();       // from one row of q (and out) to the next
+  const auto task = [&](int task_index) {
+    const int first = task_index * heads;
+    const int kv_head = first / c.group_size();
+    const float* q = &q_[first * d_k];
     const Matrix k = cache_.keys(layer, kv_head, n_keys);
     const Matrix v = cache_.values(layer, kv_head, n_keys);
-    float* scores = &scores_[static_cast<size_t>(h) * n * n_keys];
-    float* out = &attn_[h * d_k];
+    float* scores = &scores_[static_cast<size_t>(first) * n * n_keys];  // head h: n rows from h·n
+    float* out = &attn_[first * d_k];
+    const auto offer = [&](Tap tap) {
+      for (int h = first; h < first + heads; ++h) {
+        Offer(tap, layer, pos, n, n_keys, &scores_[static_cast<size_t>(h) * n * n_keys], h);
+      }
+    };
 
     // scores = q·kᵀ/√d_k against every cached key.
-    MatMulTransposed(n, scale, q, c.q_dim(), k, scores, n_keys);
-    Offer(Tap::kScores, layer, pos, n, n_keys, scores, h);
+    MatMulTransposed(rows, scale, q, stride, k, scores, n_keys);
+    offer(Tap::kScores);
 
-    // weights = softmax over the keys a row may see: row t sits at pos + t and sees keys
-    // 0..pos+t; the later ones get weight 0 (the causal mask).
-    for (int t = 0; t < n; ++t) {
-      float* row = scores + t * n_keys;
+    // weights = softmax over the keys a row may see: position pos + t sees keys 0..pos+t;
+    // the later ones get weight 0 (the causal mask). In decode every row is at t = 0.
+    for (int r = 0; r < rows; ++r) {
+      float* row = scores + r * n_keys;
+      const int t = decode ? 0 : r;
       const int visible = pos + t + 1;
       Softmax(row, visible);
       std::fill(row + visible, row + n_keys, 0.0f);
     }
     const float* weights = scores;
-    Offer(Tap::kWeights, layer, pos, n, n_keys, weights, h);
+    offer(Tap::kWeights);
 
     // out = weights·v: each position's new, context-aware vector.
-    MatMul(n, weights, n_keys, v, out, c.q_dim());
+    MatMul(rows, weights, n_keys, v, out, stride);
   };
-  // The heads are independent: they share the threads. Scores and weights·v cost
-  // n·n_keys·d_k multiply-adds each.
-  ParallelFor(c.n_heads, int64_t{2} * n * n_keys * d_k * c.n_heads, head);
+  // The tasks are independent: they share the threads. Scores and weights·v cost
+  // n·n_keys·d_k multiply-adds each per head.
+  ParallelFor(c.n_heads / heads, int64_t{2} * n * n_keys * d_k * c.n_heads, task);
 }
 
 void Transformer::Offer(Tap tap, int layer, int pos, int rows, int cols, const float* data,

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "runtime/kernels/few_rows.h"
 #include "runtime/weight_convert.h"
 
 namespace toyllm {
@@ -165,14 +166,14 @@ TEST_P(ops_blas, MatMulTransposedWithAlphaOnlyScales) {
 }
 
 // The KV cache's products with keys and values stored as f16 or q8_0: the same as the
-// float32 products of what the type decodes to, on one row (decode, read as stored: q8_0
-// keys also quantize the query, hence its looser bound) and on several (prefill). 130
-// rows of 64 cross the 64-row tiles the one-row MatMul decodes at a time.
+// float32 products of what the type decodes to, on one row and a group's few (decode,
+// read as stored: q8_0 keys also quantize the query, hence its looser bound) and on many
+// (prefill). 130 rows of 64 cross the 64-row tiles the few-row MatMul decodes at a time.
 TEST(ops, TypedCacheProductsMatchTheirFloat32Products) {
   std::mt19937 gen(6);
   const int k = 64;
   for (WeightType type : {WeightType::kF32, WeightType::kF16, WeightType::kQ8_0}) {
-    for (int m : {1, 3}) {
+    for (int m : {1, 3, kFewRows + 4}) {
       for (int n : {1, 5, 130}) {
         SCOPED_TRACE(::testing::Message() << "type " << static_cast<int>(type) << " m " << m << " n " << n);
         const std::vector<float> a = StridedMatrix(gen, m, n > k ? n : k, n > k ? n : k);
@@ -187,7 +188,7 @@ TEST(ops, TypedCacheProductsMatchTheirFloat32Products) {
         std::vector<float> got(m * n, kNaN), want(m * n);
         MatMulTransposed(m, 0.5f, a.data(), lda, typed, got.data(), n);
         MatMulTransposed(m, n, k, 0.5f, a.data(), lda, decoded.data(), k, want.data(), n);
-        const double scores_tolerance = type == WeightType::kQ8_0 && m == 1 ? 2e-2 : 1e-5;
+        const double scores_tolerance = type == WeightType::kQ8_0 && m <= kFewRows ? 2e-2 : 1e-5;
         for (int i = 0; i < m * n; ++i) {
           double abs_sum = 0;
           for (int l = 0; l < k; ++l) abs_sum += std::fabs(a[i / n * lda + l] * decoded[i % n * k + l]);
