@@ -2,12 +2,15 @@
 """Every chat template in ../shared/chat-templates rendered by the project's interpreter
 (tests/chat_template_render) and by Debian's python3-jinja2, in the environment Hugging
 Face's apply_chat_template uses, on the same conversations: the texts must be identical,
-and where Jinja2 raises (a template refusing a conversation) ours must fail too.
+and where Jinja2 raises (a template refusing a conversation) ours must fail too. Then
+integer arithmetic at the edges of int64, where Python's ints grow and ours must not wrap:
+every result that fits is Jinja2's, every one that does not is an error.
 
 usage: chat_templates_vs_jinja2.py RENDER_BINARY
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -60,8 +63,54 @@ def reference(source, variables):
         return {"error": f"{type(e).__name__}: {e}"}
 
 
+INT64 = (-2**63, 2**63 - 1)
+EDGES = [0, 1, -1, 2, -3, 7, 3037000499, 3037000500, -3037000500, 2**62, -2**62,
+         2**63 - 1, -2**63, -2**63 + 1, 2777777777777777777]
+BINARY = ["{{ a + b }}", "{{ a - b }}", "{{ a * b }}", "{{ a // b }}", "{{ a % b }}",
+          "{{ a ** (b % 70) }}", "{{ -a }}", "{{ a | abs }}", "{{ [a, b] | sum }}",
+          "{{ a is divisibleby(b) }}", "{{ a is odd }}", "{{ (a / 3) | int }}",
+          "{{ 'abcdefgh'[a:b:3] }}", "{{ 'abcdefgh'[1::a] }}", "{{ range(a, b, 2**62) | list }}",
+          "{{ range(b, a, -(2**62)) | list }}"]
+# A string or list repeated: the variable that counts, too large past a thousand.
+REPEATS = {"{{ 'xy' * a }}": "a", "{{ [1] * b }}": "b"}
+
+
+def render_all(render, source, cases):
+    with tempfile.NamedTemporaryFile("w", suffix=".jinja") as t, \
+         tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        t.write(source)
+        t.flush()
+        json.dump(cases, f)
+        f.flush()
+        return json.loads(subprocess.run([render, t.name, f.name], check=True, capture_output=True).stdout)
+
+
+def check_integers(render):
+    cases = [{"a": a, "b": b} for a in EDGES for b in EDGES]
+    failures = 0
+    for source in BINARY + list(REPEATS):
+        for vars_, got in zip(cases, render_all(render, source, cases)):
+            try:
+                if source in REPEATS and vars_[REPEATS[source]] > 1000:  # Python would allocate it
+                    raise MemoryError
+                want = jinja2.Environment().from_string(source).render(**vars_)
+                fits = all(INT64[0] <= int(x) <= INT64[1] for x in re.findall(r"-?\d+", want))
+            except (ArithmeticError, ValueError, MemoryError):
+                want, fits = None, False
+            if fits and got.get("text") != want:
+                failures += 1
+                print(f"FAIL {source} with {vars_}: jinja2 {want!r}, toyllm {got}")
+            elif not fits and "error" not in got:
+                failures += 1
+                print(f"FAIL {source} with {vars_}: beyond int64 in Python, yet toyllm rendered {got}")
+    print(f"{'ok  ' if not failures else 'FAIL'} integers: {len(BINARY) + len(REPEATS)} expressions on {len(cases)} int64 edge pairs")
+    return failures
+
+
 def main():
     render = sys.argv[1]
+    if check_integers(render):
+        return 1
     models = os.environ.get("TOYLLM_MODELS") or os.path.join(os.path.dirname(__file__), "../../shared/models")
     folder = os.path.join(models, "..", "chat-templates")
     names = sorted(n for n in os.listdir(folder) if n.endswith(".jinja")) if os.path.isdir(folder) else []

@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "tools/chat/jinja_int.h"
 #include "tools/chat/jinja_parser.h"
 
 namespace toyllm::jinja {
@@ -75,6 +76,11 @@ int64_t AsInt(const Value& v, const char* what) {
 }
 
 bool IsInteger(const Json& j) { return j.is_number_integer(); }
+
+int64_t Fits(std::optional<int64_t> result, const std::string& what) {
+  if (!result) Fail(absl::StrCat(what, " does not fit in a 64-bit integer"));
+  return *result;
+}
 
 // The items a for loop or a filter walks: a list's elements, a dict's keys, a string's characters.
 std::vector<Json> Iterate(const Value& v) {
@@ -334,7 +340,8 @@ class Interpreter {
         const Json j = a.AsJson();
         if (!j.is_number()) Fail(absl::StrCat("unary ", e.name, " needs a number"));
         if (e.name == "+") return a;
-        return IsInteger(j) ? Value::Of(-j.get<int64_t>()) : Value::Of(-j.get<double>());
+        if (!IsInteger(j)) return Value::Of(-j.get<double>());
+        return Value::Of(Fits(IntNeg(j.get<int64_t>()), absl::StrCat("-", j.dump())));
       }
       case Expr::Kind::kBinary:
         return Binary(e);
@@ -410,7 +417,8 @@ class Interpreter {
     stop = clamp(stop, has_stop, step > 0 ? n : -1);
     Json out = Json::array();
     std::string text;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    // A step past the end may not fit in an int64; then the walk is over anyway.
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i = IntAdd(i, step).value_or(stop)) {
       if (is_string) text += items[i].get<std::string>();
       else out.push_back(items[i]);
     }
@@ -458,7 +466,7 @@ class Interpreter {
     }
     if (step == 0) Fail("range() step cannot be zero");
     Json out = Json::array();
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+    for (int64_t i = start; step > 0 ? i < stop : i > stop; i = IntAdd(i, step).value_or(stop)) {
       Step();
       out.push_back(i);
     }
@@ -646,7 +654,9 @@ class Interpreter {
     }
     if (op == "*" && (a.is_string() || a.is_array()) && IsInteger(b)) {
       const int64_t n = b.get<int64_t>();
-      if (n > 0 && a.dump().size() * n > kMaxOutput) Fail("a repetition is too large");
+      if (n > 0 && static_cast<uint64_t>(n) > kMaxOutput / std::max<size_t>(1, a.dump().size())) {
+        Fail("a repetition is too large");
+      }
       if (a.is_string()) {
         std::string out;
         for (int64_t i = 0; i < n; ++i) out += a.get<std::string>();
@@ -667,13 +677,14 @@ class Interpreter {
     }
     if (ints) {
       const int64_t i = a.get<int64_t>(), k = b.get<int64_t>();
-      if (op == "+") return Value::Of(i + k);
-      if (op == "-") return Value::Of(i - k);
-      if (op == "*") return Value::Of(i * k);
+      const std::string what = absl::StrCat(i, " ", op, " ", k);
+      if (op == "+") return Value::Of(Fits(IntAdd(i, k), what));
+      if (op == "-") return Value::Of(Fits(IntSub(i, k), what));
+      if (op == "*") return Value::Of(Fits(IntMul(i, k), what));
       if (k == 0 && (op == "//" || op == "%")) Fail("division by zero");
-      if (op == "//") return Value::Of(static_cast<int64_t>(std::floor(static_cast<double>(i) / k)));
-      if (op == "%") return Value::Of(((i % k) + k) % k);
-      if (op == "**" && k >= 0) return Value::Of(static_cast<int64_t>(std::pow(i, k)));
+      if (op == "//") return Value::Of(Fits(IntFloorDiv(i, k), what));
+      if (op == "%") return Value::Of(IntMod(i, k));
+      if (op == "**" && k >= 0) return Value::Of(Fits(IntPow(i, k), what));
     }
     if (op == "+") return Value::Of(x + y);
     if (op == "-") return Value::Of(x - y);
@@ -723,12 +734,12 @@ class Interpreter {
     if (name == "upper") return j.is_string() && absl::AsciiStrToUpper(j.get<std::string>()) == j.get<std::string>();
     if (name == "odd" || name == "even") {
       const int64_t i = AsInt(v, "odd/even");
-      return (((i % 2) + 2) % 2 == 1) == (name == "odd");
+      return (IntMod(i, 2) == 1) == (name == "odd");
     }
     if (name == "divisibleby") {
       const int64_t d = AsInt(args.empty() ? Value() : args[0], "divisibleby");
       if (d == 0) Fail("divisibleby 0");
-      return AsInt(v, "divisibleby") % d == 0;
+      return IntMod(AsInt(v, "divisibleby"), d) == 0;
     }
     if (name == "equalto" || name == "eq") return Equal(j, arg(0));
     if (name == "ne") return !Equal(j, arg(0));
@@ -815,7 +826,12 @@ class Interpreter {
       const Value* first = arg(1, "first");
       const Value* blank = arg(2, "blank");
       std::string pad = "    ";
-      if (width) pad = width->AsJson().is_string() ? Str(*width) : std::string(static_cast<size_t>(std::max<int64_t>(0, AsInt(*width, "indent"))), ' ');
+      if (width && width->AsJson().is_string()) pad = Str(*width);
+      if (width && !width->AsJson().is_string()) {
+        const int64_t spaces = AsInt(*width, "indent");
+        if (spaces > static_cast<int64_t>(kMaxOutput)) Fail("an indent is too large");
+        pad = std::string(static_cast<size_t>(std::max<int64_t>(0, spaces)), ' ');
+      }
       // Jinja2 appends a newline, splits into lines and joins them back.
       std::vector<std::string> lines = absl::StrSplit(Str(v) + "\n", '\n');
       lines.pop_back();
@@ -897,7 +913,8 @@ class Interpreter {
       return Value::Of(out);
     }
     if (name == "int") {
-      if (j.is_number()) return Value::Of(static_cast<int64_t>(j.get<double>()));
+      if (IsInteger(j)) return Value::Of(j.get<int64_t>());
+      if (j.is_number()) return Value::Of(Fits(IntFromDouble(j.get<double>()), absl::StrCat("int(", j.dump(), ")")));
       if (j.is_string()) {
         char* end = nullptr;
         const std::string s = Strip(j.get<std::string>(), kWhitespace, true, true);
@@ -912,7 +929,10 @@ class Interpreter {
       return Value::Of(0.0);
     }
     if (name == "abs") {
-      if (IsInteger(j)) return Value::Of(std::abs(j.get<int64_t>()));
+      if (IsInteger(j)) {
+        const int64_t i = j.get<int64_t>();
+        return Value::Of(i < 0 ? Fits(IntNeg(i), absl::StrCat("abs(", i, ")")) : i);
+      }
       if (j.is_number()) return Value::Of(std::fabs(j.get<double>()));
       Fail("abs needs a number");
     }
@@ -926,7 +946,8 @@ class Interpreter {
       Json total = 0;
       for (const Json& item : Iterate(v)) {
         if (!item.is_number()) Fail("sum needs numbers");
-        total = IsInteger(total) && IsInteger(item) ? Json(total.get<int64_t>() + item.get<int64_t>())
+        total = IsInteger(total) && IsInteger(item)
+                    ? Json(Fits(IntAdd(total.get<int64_t>(), item.get<int64_t>()), "a sum"))
                                                     : Json(total.get<double>() + item.get<double>());
       }
       return Value::Of(total);
