@@ -106,8 +106,6 @@ __m256i LegacyQuants(const uint8_t* qs, const uint8_t* qh) {
   return _mm256_or_si256(q, _mm256_and_si256(BitsToBytes<Isa>(bits), Bytes<Isa>(0x10)));
 }
 
-// A legacy row · x quantized in 32-blocks. Q4_0/Q5_0 (weight = d·(q − offset)) subtract the
-// offset and take the signed product; Q4_1/Q5_1 (d·q + m) add m·Σx.
 // One legacy block's contribution added to acc. Q4_0/Q5_0 (weight = d·(q − offset))
 // subtract the offset and take the signed product; Q4_1/Q5_1 (d·q + m) add m·Σx.
 template <class Isa, WeightType kType>
