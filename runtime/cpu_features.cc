@@ -16,6 +16,12 @@ bool HasF16c() {
   unsigned eax, ebx, ecx, edx;
   return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
 }
+
+// AVX512_BF16 is CPUID leaf 7, sub-leaf 1, EAX bit 5 (clang 14 has no name for it).
+bool HasAvx512Bf16() {
+  unsigned eax, ebx, ecx, edx;
+  return __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 5)) != 0;
+}
 #endif
 
 CpuLevel Detect() {
@@ -47,11 +53,30 @@ CpuLevel DetectedCpuLevel() {
   return level;
 }
 
+bool CpuHasBf16Dot() {
+#if defined(__x86_64__)
+  static const bool has = DetectedCpuLevel() == CpuLevel::kAvx512 && HasAvx512Bf16() &&
+                          std::getenv("TOYLLM_CPU") == nullptr;
+  return has;
+#else
+  return false;
+#endif
+}
+
 const char* CpuLevelName(CpuLevel level) {
   switch (level) {
     case CpuLevel::kScalar: return "scalar";
     case CpuLevel::kAvx2: return "avx2";
     case CpuLevel::kAvx512: return "avx512";
+  }
+  return "?";
+}
+
+const char* KernelsInUse() {
+  switch (DetectedCpuLevel()) {
+    case CpuLevel::kScalar: return "scalar";
+    case CpuLevel::kAvx2: return "avx2";
+    case CpuLevel::kAvx512: return CpuHasBf16Dot() ? "avx512, bf16 prefill" : "avx512";
   }
   return "?";
 }

@@ -14,7 +14,16 @@ enum class CpuLevel {
 // The best level this CPU supports; TOYLLM_CPU=scalar|avx2 caps it (to compare paths).
 CpuLevel DetectedCpuLevel();
 
+// Whether prefill may multiply in bf16 (runtime/kernels/gemm_bf16.h): AVX-512 with BF16
+// (Cooper Lake, Sapphire Rapids, Zen 4 and later), and TOYLLM_CPU not set to a cap,
+// "avx512" included — the way to keep exact float32 products on such a CPU.
+bool CpuHasBf16Dot();
+
 const char* CpuLevelName(CpuLevel level);
+
+// What `info` and `bench` print: DetectedCpuLevel()'s name, then ", bf16 prefill" where
+// CpuHasBf16Dot().
+const char* KernelsInUse();
 
 }  // namespace toyllm
 

@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "runtime/kernels/dequantize.h"
+#include "runtime/cpu_features.h"
 #include "runtime/kernels/few_rows.h"
+#include "runtime/kernels/gemm_bf16.h"
 #include "runtime/kernels/gemv.h"
 #include "runtime/kernels/quantize_activations.h"
 #include "runtime/kernels/softmax.h"
@@ -62,25 +64,44 @@ void ForRowSlices(int rows, int64_t work, const Body& body) {
 }
 
 // y[n, rows begin..end) = x[n, cols] · W[begin..end)ᵀ. Float32 weights go to sgemm as they
-// are; other types a tile of rows at a time through a per-thread float32 scratch buffer.
-void GemmRows(const float* x, int n, const Matrix& w, int begin, int end, float* y) {
+// are; other types a tile of rows at a time through a per-thread float32 scratch buffer,
+// into sgemm or, with x in bf16 `panels`, the bf16 kernel. Bf16 weights are its pairs as
+// stored.
+void GemmRows(const float* x, const Bf16Panels* panels, int n, const Matrix& w, int begin, int end,
+              float* y) {
   if (w.type == WeightType::kF32) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, end - begin, w.cols, 1.0f, x,
                 w.cols, w.floats() + int64_t{begin} * w.cols, w.cols, 0.0f, y + begin, w.rows);
     return;
   }
+  if (panels != nullptr && w.type == WeightType::kBF16) {
+    GemmBf16(*panels, static_cast<const uint32_t*>(w.row(begin)), end - begin, y + begin, w.rows);
+    return;
+  }
   const int tile_rows = static_cast<int>(std::max<int64_t>(16, kTileFloats / w.cols));
   thread_local std::vector<float> tile;
+  thread_local std::vector<uint32_t> pairs;
   tile.resize(static_cast<size_t>(tile_rows) * w.cols);
+  if (panels != nullptr) pairs.resize(tile.size() / 2);
   for (int r = begin; r < end; r += tile_rows) {
     const int rows = std::min(tile_rows, end - r);
     Dequantize(w.type, w.row(r), int64_t{rows} * w.cols, tile.data());
+    if (panels != nullptr) {
+      RoundToBf16Pairs(tile.data(), int64_t{rows} * w.cols, pairs.data());
+      GemmBf16(*panels, pairs.data(), rows, y + r, w.rows);
+      continue;
+    }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rows, w.cols, 1.0f, x, w.cols,
                 tile.data(), w.cols, 0.0f, y + r, w.rows);
   }
 }
 
 }  // namespace
+
+bool BatchRoundsToBf16(const Matrix& w) {
+  static const bool available = CpuHasBf16Dot();
+  return available && (IsBlockQuantized(w.type) || w.type == WeightType::kBF16) && w.cols % 2 == 0;
+}
 
 void SetThreadCount(int n) {
   openblas_set_num_threads(1);  // the pool parallelises; BLAS runs inside its slices
@@ -99,8 +120,10 @@ void ParallelFor(int n, int64_t work, const std::function<void(int)>& body) {
 void Linear(const float* x, int n, std::initializer_list<LinearLayer> layers) {
   int rows = 0;
   bool blocks32 = false, blocks256 = false;  // which quantized activations the types need
+  bool bf16 = false;
   for (const LinearLayer& layer : layers) {
     rows += layer.w.rows;
+    bf16 = bf16 || BatchRoundsToBf16(layer.w);
     blocks32 = blocks32 || (IsBlockQuantized(layer.w.type) && !IsKQuant(layer.w.type));
     blocks256 = blocks256 || IsKQuant(layer.w.type);
   }
@@ -118,13 +141,16 @@ void Linear(const float* x, int n, std::initializer_list<LinearLayer> layers) {
     QuantizeActivationsK(x, cols, k_blocks.data());
     input.k_blocks = k_blocks.data();
   }
+  thread_local Bf16Panels panels;
+  if (n > 1 && bf16) PackBf16Panels(x, n, cols, &panels);
+  const Bf16Panels* packed = &panels;  // this thread's: the pool's threads read it too
   // Rows [begin, end) of the layers' rows taken one after another.
   const auto slice = [&](int begin, int end) {
     int first = 0;  // the layer's first row in that numbering
     for (const LinearLayer& layer : layers) {
       const int b = std::max(begin - first, 0), e = std::min(end - first, layer.w.rows);
       if (b < e && n == 1) Gemv(layer.w, input, b, e, layer.y);
-      if (b < e && n > 1) GemmRows(x, n, layer.w, b, e, layer.y);
+      if (b < e && n > 1) GemmRows(x, BatchRoundsToBf16(layer.w) ? packed : nullptr, n, layer.w, b, e, layer.y);
       first += layer.w.rows;
     }
   };

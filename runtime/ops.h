@@ -23,6 +23,11 @@ void ParallelFor(int n, int64_t work, const std::function<void(int)>& body);
 // row, GEMM for a batch), with w in any WeightType.
 void Linear(const float* x, int n, const Matrix& w, float* y);
 
+// Whether Linear on a batch (n > 1) rounds x and w to bf16 for the bf16 GEMM (runtime/
+// kernels/gemm_bf16.h): on a CPU with AVX512_BF16, for the quantized types and bf16, whose
+// own precision is no finer than bf16's. Float32 and float16 weights keep exact products.
+bool BatchRoundsToBf16(const Matrix& w);
+
 // Several linear layers of the same x (q, k and v; gate and up) as one product: the threads
 // split their rows together, one hand-off instead of one per matrix. Each w has x's width.
 struct LinearLayer {

@@ -14,6 +14,7 @@
 #include "models/ggml_type.h"
 #include "runtime/cpu_features.h"
 #include "runtime/kernels/dequantize.h"
+#include "runtime/kernels/gemm_bf16.h"
 #include "runtime/kernels/gemv.h"
 #include "runtime/kernels/quantize_activations.h"
 #include "runtime/ops.h"
@@ -99,6 +100,18 @@ std::vector<float> SeenBy(WeightType type, const std::vector<float>& x, int cols
     std::vector<ActivationBlockK> blocks(cols / kSuperBlock);
     QuantizeActivationsK(x.data() + start, cols, blocks.data());
     for (int i = 0; i < cols; ++i) values[start + i] = blocks[i / kSuperBlock].q[i % kSuperBlock] * blocks[i / kSuperBlock].scale;
+  }
+  return values;
+}
+
+// The values as the bf16 GEMM multiplies them.
+std::vector<float> RoundedToBf16(const std::vector<float>& x) {
+  std::vector<uint32_t> pairs(x.size() / 2);
+  RoundToBf16PairsScalar(x.data(), static_cast<int64_t>(x.size()), pairs.data());
+  std::vector<float> values(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const uint32_t bits = (i % 2 == 0 ? pairs[i / 2] << 16 : pairs[i / 2] & 0xFFFF0000u);
+    std::memcpy(&values[i], &bits, sizeof(bits));
   }
   return values;
 }
@@ -270,11 +283,14 @@ TEST(kernels, LinearOnEveryTypeAndThreadCountMatchesDequantisedWeights) {
           std::vector<float> y(static_cast<size_t>(n) * rows + 1, NAN);
           y.back() = 12345.0f;
           Linear(x.data(), n, w.view, y.data());
-          // Decode (one row) multiplies quantized weights by x quantized; prefill by x itself.
-          const std::vector<float> used = n == 1 ? SeenBy(type, x, cols) : x;
+          // Decode (one row) multiplies quantized weights by x quantized; prefill by x itself,
+          // or both rounded to bf16.
+          const bool bf16 = n > 1 && BatchRoundsToBf16(w.view);
+          const std::vector<float> used = n == 1 ? SeenBy(type, x, cols) : bf16 ? RoundedToBf16(x) : x;
           for (int t = 0; t < n; ++t) {
             for (int r = 0; r < rows; ++r) {
-              const std::vector<float> row(w.floats.begin() + r * cols, w.floats.begin() + (r + 1) * cols);
+              std::vector<float> row(w.floats.begin() + r * cols, w.floats.begin() + (r + 1) * cols);
+              if (bf16) row = RoundedToBf16(row);
               double exact = 0;
               for (int c = 0; c < cols; ++c) exact += double{row[c]} * used[t * cols + c];
               ASSERT_NEAR(y[t * rows + r], exact, Tolerance(row, &used[t * cols], cols)) << "t " << t << " r " << r;

@@ -1,4 +1,4 @@
-// Closes target_avx2_begin.h or target_avx512_begin.h at the end of a kernel file (gcc's
+// Closes a target_*_begin.h at the end of a kernel file (gcc's
 // target pragma ends with the file by itself; clang's attribute needs the pop).
 #if defined(__clang__)
 #pragma clang attribute pop

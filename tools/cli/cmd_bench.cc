@@ -251,7 +251,7 @@ absl::Status RunBench(const std::vector<std::string>& argv) {
   std::cerr << absl::StrFormat("%s: %s, %.1f MiB of weights read per decoded token; KV cache %s/%s\n",
                                model_path, type, weight_bytes / 1048576.0, cache_type_k, cache_type_v);
   std::cerr << absl::StrFormat("blas: %s; kernels %s; toyllm kernels %s; sgemm 1024²: %.0f GFLOP/s on 1 thread\n",
-                               Blas().config, BlasKernels(), CpuLevelName(DetectedCpuLevel()),
+                               Blas().config, BlasKernels(), KernelsInUse(),
                                SgemmGflops(1024));
 
   PrintHeader(*output);

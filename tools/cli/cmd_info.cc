@@ -72,7 +72,7 @@ absl::Status RunInfo(const std::vector<std::string>& argv) {
                                   : absl::StrFormat("%d per-pair divisors, %g .. %g", c.rope_freq_factors.size(),
                                                     c.rope_freq_factors.front(), c.rope_freq_factors.back()),
       params, params / 1e6, FileBytes(**model), Blas().config, BlasKernels(),
-      CpuLevelName(DetectedCpuLevel()));
+      KernelsInUse());
   // The types the file stores its tensors in, with how many of each (in order of first use).
   std::vector<std::pair<std::string, int>> types;
   for (const ModelFile::Tensor& t : (*model)->tensors) {
