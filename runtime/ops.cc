@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -66,7 +67,7 @@ void ForRowSlices(int rows, int64_t work, const Body& body) {
 // y[n, rows begin..end) = x[n, cols] · W[begin..end)ᵀ. Float32 weights go to sgemm as they
 // are; other types a tile of rows at a time through a per-thread float32 scratch buffer,
 // into sgemm or, with x in bf16 `panels`, the bf16 kernel. Bf16 weights are its pairs as
-// stored.
+// stored, where they are aligned to whole pairs (GGUF's alignment may be as little as 2).
 void GemmRows(const float* x, const Bf16Panels* panels, int n, const Matrix& w, int begin, int end,
               float* y) {
   if (w.type == WeightType::kF32) {
@@ -74,7 +75,7 @@ void GemmRows(const float* x, const Bf16Panels* panels, int n, const Matrix& w, 
                 w.cols, w.floats() + int64_t{begin} * w.cols, w.cols, 0.0f, y + begin, w.rows);
     return;
   }
-  if (panels != nullptr && w.type == WeightType::kBF16) {
+  if (panels != nullptr && w.type == WeightType::kBF16 && reinterpret_cast<uintptr_t>(w.data) % 4 == 0) {
     GemmBf16(*panels, static_cast<const uint32_t*>(w.row(begin)), end - begin, y + begin, w.rows);
     return;
   }

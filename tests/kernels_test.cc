@@ -304,6 +304,24 @@ TEST(kernels, LinearOnEveryTypeAndThreadCountMatchesDequantisedWeights) {
   SetThreadCount(1);
 }
 
+// Bf16 rows that start two bytes off a whole pair (a GGUF may align tensors to 2 only) give
+// the same batch product as the same rows aligned: the bf16 kernel must not read them as
+// 32-bit pairs in place (x86 would read them all the same: the sanitizer build checks it).
+TEST(kernels, LinearOnMisalignedBf16RowsEqualsAligned) {
+  std::mt19937 gen(12);
+  const int rows = 40, cols = 64, n = 5;
+  const TypedMatrix aligned = MakeMatrix(gen, WeightType::kBF16, rows, cols);
+  std::string bytes(aligned.bytes.size() + 8, '\0');
+  char* start = bytes.data() + (6 - reinterpret_cast<uintptr_t>(bytes.data()) % 4);  // ≡ 2 mod 4
+  std::memcpy(start, aligned.view.data, static_cast<size_t>(rows) * cols * 2);
+  const Matrix misaligned{start, rows, cols, WeightType::kBF16};
+  const std::vector<float> x = RandomVector(gen, static_cast<size_t>(n) * cols);
+  std::vector<float> want(n * rows), got(n * rows);
+  Linear(x.data(), n, aligned.view, want.data());
+  Linear(x.data(), n, misaligned, got.data());
+  EXPECT_EQ(got, want);
+}
+
 // Layers that share an input, split among the threads together: slices cross from one
 // matrix into the next (rows of 40, 24 and 600 are not multiples of the slice size), and
 // the types may differ. Each output must equal the layer computed alone: bit for bit for
