@@ -55,8 +55,10 @@ CpuLevel DetectedCpuLevel() {
 
 bool CpuHasBf16Dot() {
 #if defined(__x86_64__)
-  static const bool has = DetectedCpuLevel() == CpuLevel::kAvx512 && HasAvx512Bf16() &&
-                          std::getenv("TOYLLM_CPU") == nullptr;
+  static const bool has = [] {
+    const char* cap = std::getenv("TOYLLM_CPU");
+    return DetectedCpuLevel() == CpuLevel::kAvx512 && HasAvx512Bf16() && (cap == nullptr || *cap == '\0');
+  }();
   return has;
 #else
   return false;

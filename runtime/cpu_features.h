@@ -15,8 +15,8 @@ enum class CpuLevel {
 CpuLevel DetectedCpuLevel();
 
 // Whether prefill may multiply in bf16 (runtime/kernels/gemm_bf16.h): AVX-512 with BF16
-// (Cooper Lake, Sapphire Rapids, Zen 4 and later), and TOYLLM_CPU not set to a cap,
-// "avx512" included — the way to keep exact float32 products on such a CPU.
+// (Cooper Lake, Sapphire Rapids, Zen 4 and later), and TOYLLM_CPU unset or empty: any cap,
+// "avx512" included, is the way to keep exact float32 products on such a CPU.
 bool CpuHasBf16Dot();
 
 const char* CpuLevelName(CpuLevel level);

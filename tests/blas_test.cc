@@ -77,6 +77,9 @@ TEST(blas, InfoReportsTheBlasAndTheKernels) {
     const RunResult exact = RunWith({{"TOYLLM_CPU", "avx512"}}, {"info", "-m", kModel});
     ASSERT_TRUE(testing::Succeeds(exact));
     EXPECT_EQ(InfoLine(exact.out, "toyllm_kernels"), "avx512");
+    const RunResult empty = RunWith({{"TOYLLM_CPU", ""}}, {"info", "-m", kModel});
+    ASSERT_TRUE(testing::Succeeds(empty));
+    EXPECT_EQ(InfoLine(empty.out, "toyllm_kernels"), "avx512, bf16 prefill") << "an empty cap is no cap";
   }
 }
 
