@@ -75,12 +75,7 @@ const char* CpuLevelName(CpuLevel level) {
 }
 
 const char* KernelsInUse() {
-  switch (DetectedCpuLevel()) {
-    case CpuLevel::kScalar: return "scalar";
-    case CpuLevel::kAvx2: return "avx2";
-    case CpuLevel::kAvx512: return CpuHasBf16Dot() ? "avx512, bf16 prefill" : "avx512";
-  }
-  return "?";
+  return CpuHasBf16Dot() ? "avx512, bf16 prefill" : CpuLevelName(DetectedCpuLevel());
 }
 
 }  // namespace toyllm

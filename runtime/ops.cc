@@ -8,8 +8,8 @@
 #include <memory>
 #include <vector>
 
-#include "runtime/kernels/dequantize.h"
 #include "runtime/cpu_features.h"
+#include "runtime/kernels/dequantize.h"
 #include "runtime/kernels/few_rows.h"
 #include "runtime/kernels/gemm_bf16.h"
 #include "runtime/kernels/gemv.h"
@@ -100,8 +100,7 @@ void GemmRows(const float* x, const Bf16Panels* panels, int n, const Matrix& w, 
 }  // namespace
 
 bool BatchRoundsToBf16(const Matrix& w) {
-  static const bool available = CpuHasBf16Dot();
-  return available && (IsBlockQuantized(w.type) || w.type == WeightType::kBF16) && w.cols % 2 == 0;
+  return CpuHasBf16Dot() && (IsBlockQuantized(w.type) || w.type == WeightType::kBF16) && w.cols % 2 == 0;
 }
 
 void SetThreadCount(int n) {

@@ -109,10 +109,7 @@ std::vector<float> RoundedToBf16(const std::vector<float>& x) {
   std::vector<uint32_t> pairs(x.size() / 2);
   RoundToBf16PairsScalar(x.data(), static_cast<int64_t>(x.size()), pairs.data());
   std::vector<float> values(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    const uint32_t bits = (i % 2 == 0 ? pairs[i / 2] << 16 : pairs[i / 2] & 0xFFFF0000u);
-    std::memcpy(&values[i], &bits, sizeof(bits));
-  }
+  for (size_t i = 0; i < x.size(); ++i) values[i] = Bf16ToFloat(pairs[i / 2] >> (16 * (i % 2)) & 0xFFFF);
   return values;
 }
 

@@ -27,6 +27,11 @@ __m512i RoundPairs(const float* in, int n) {
 
 __mmask16 FirstLanes(int n) { return static_cast<__mmask16>((1u << std::clamp(n, 0, 16)) - 1); }
 
+// Lane l holds l · stride: the offsets of a scatter down a column.
+__m512i Strided(int stride) {
+  return _mm512_mullo_epi32(_mm512_set1_epi32(stride), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+
 template <int kRows, int kPanels>
 void Tile(const uint32_t* x, int64_t panel_words, int x_rows, const uint32_t* w, int pairs,
           float* y, int ldy) {
@@ -47,7 +52,7 @@ void Tile(const uint32_t* x, int64_t panel_words, int x_rows, const uint32_t* w,
   }
   // Lane l of sum[r][j] is y[(16j + l) · ldy + r]: a scatter down the column, masked to the
   // rows that exist.
-  const __m512i down = _mm512_mullo_epi32(_mm512_set1_epi32(ldy), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  const __m512i down = Strided(ldy);
   for (int j = 0; j < kPanels; ++j) {
     const __mmask16 mask = FirstLanes(x_rows - 16 * j);
     for (int r = 0; r < kRows; ++r) {
@@ -76,7 +81,7 @@ void PackBf16Panels(const float* x, int rows, int cols, Bf16Panels* out) {
   out->cols = cols;
   out->words.resize(static_cast<size_t>(panels) * pairs * 16);
   // Row i's pairs from 2p on go to words 16p + i % 16, 16(p + 1) + i % 16, ... of its panel.
-  const __m512i down = _mm512_mullo_epi32(_mm512_set1_epi32(16), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+  const __m512i down = Strided(16);
   for (int i = 0; i < panels * 16; ++i) {
     uint32_t* panel = &out->words[static_cast<size_t>(i / 16) * pairs * 16 + i % 16];
     for (int p = 0; p < pairs; p += 16) {
