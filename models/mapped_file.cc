@@ -45,6 +45,10 @@ namespace {
 void* ReadIntoMemory(int fd, size_t size) {
   void* data = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (data == MAP_FAILED) return MAP_FAILED;
+  // Huge pages where the kernel has them to give: decode reads every weight once a token,
+  // and through 4 KiB pages a 110M f16 model decoded at 90 tok/s instead of 120 (Zen 4).
+  // Only advice: without huge pages the copy is as correct, only slower.
+  madvise(data, size, MADV_HUGEPAGE);
   for (size_t done = 0; done < size;) {
     const ssize_t n = read(fd, static_cast<uint8_t*>(data) + done, size - done);
     if (n < 0 && errno == EINTR) continue;
