@@ -1,10 +1,10 @@
 // The K-quant GEMV rows at AVX-512 width for the types Q4_K_M, Q5_K_M and Q6_K files are
 // made of. gemv_rows.h's K-quant walk (the AVX2 one) unpacks a super-block into eight
-// 32-byte registers and multiplies each by its group's scale in int16: broadcasting the
-// scales cost more than the products. Here a 512-bit register holds 64 consecutive weights,
-// vpdpbusd multiplies them by the activations into 16 int32 sums of four, each sum inside
-// one scale group, and one float FMA scales all 16 at once, with the block's scales
-// converted to float once and permuted into place per register.
+// 32-byte registers and multiplies each by its group's scale in int16. Here one 64-byte load
+// of quants makes two registers of 64 weights; vpmaddubsw multiplies them by the int8
+// activations into pairs, vpdpwssd multiplies the pairs by their groups' scales (shuffled
+// into place from the block's) and adds them into int32 sums, and one float FMA a block
+// applies its scale. Rows are prefetched ahead of the hardware prefetcher.
 #ifndef TOYLLM_RUNTIME_KERNELS_GEMV_KQUANT_AVX512_H_
 #define TOYLLM_RUNTIME_KERNELS_GEMV_KQUANT_AVX512_H_
 
