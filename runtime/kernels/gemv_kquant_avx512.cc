@@ -94,12 +94,16 @@ float DotK4(const uint8_t* p, const ActivationBlockK* x, const int8_t* ordered, 
   __m256 min_acc = _mm256_setzero_ps();
   for (int b = 0; b < n / kSuperBlock; ++b, p += kBytes, ordered += kSuperBlock) {
     PrefetchAhead<kBytes>(p);
-    const float d = HalfAt(p) * x[b].scale, dmin = HalfAt(p + 2) * x[b].scale;
+    // d and dmin, both halves at once, times the activations' scale.
+    int32_t d_dmin_bits;
+    std::memcpy(&d_dmin_bits, p, 4);
+    const __m128 d_dmin = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(d_dmin_bits)), _mm_set1_ps(x[b].scale));
     const __m128i scales_mins = gemv_rows::ScalesAndMinsK4<Avx512K>(p + kScales);
     // Σ min·x per group of 32, from the activations' sums of 16 (each min taken twice).
     const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(scales_mins, scales_mins));
     const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].sums));
-    min_acc = _mm256_fmadd_ps(_mm256_set1_ps(dmin), _mm256_cvtepi32_ps(_mm256_madd_epi16(sums, mins)), min_acc);
+    min_acc = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(_mm256_castps128_ps256(d_dmin), _mm256_set1_epi32(1)),
+                              _mm256_cvtepi32_ps(_mm256_madd_epi16(sums, mins)), min_acc);
     const __m512i scales = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(scales_mins));
     const __m512i qh = kFive ? Twice(p + offsetof(BlockQ5_K, qh)) : _mm512_setzero_si512();
     __m512i dot = _mm512_setzero_si512();
@@ -116,7 +120,7 @@ float DotK4(const uint8_t* p, const ActivationBlockK* x, const int8_t* ordered, 
       dot = _mm512_dpwssd_epi32(dot, pairs_low, _mm512_shuffle_epi8(scales, ScalePicks(4 * half, 4 * half + 2)));
       dot = _mm512_dpwssd_epi32(dot, pairs_high, _mm512_shuffle_epi8(scales, ScalePicks(4 * half + 1, 4 * half + 3)));
     }
-    acc = _mm512_fmadd_ps(_mm512_set1_ps(d), _mm512_cvtepi32_ps(dot), acc);
+    acc = _mm512_fmadd_ps(_mm512_broadcastss_ps(d_dmin), _mm512_cvtepi32_ps(dot), acc);
   }
   return _mm512_reduce_add_ps(acc) - Sum8(min_acc);
 }
