@@ -45,7 +45,7 @@ float Sum8(__m256 v) { return gemv_rows::Sum8<Avx512K>(v); }
 // and 4k + 3, so x is first copied into that order (NibbleOrder). vpmaddubsw multiplies the
 // quants by the activations into pairs; vpdpwssd multiplies the pairs by their group's
 // scale, shuffled into place from the block's eight, and adds them into int32 sums; one FMA
-// a block applies d. 23 GB/s in cache instead of 19 with a 64-weight register per two groups
+// a block applies d. 24 GB/s in cache instead of 19 with a 64-weight register per two groups
 // and a float FMA per register (Zen 4).
 void NibbleOrder(const ActivationBlockK* x, int blocks, int8_t* ordered) {
   constexpr int kFrom[4] = {0, 64, 32, 96};  // the 32 activations of each quarter of 128
