@@ -2,6 +2,7 @@
 // that the memory bus puts on decoding (every token reads every weight matrix once).
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <map>
@@ -267,11 +268,14 @@ absl::Status RunBench(const std::vector<std::string>& argv) {
       }
       // The bound of a decode test: its bytes per token over the bandwidth of reading that
       // many bytes, from cache when they fit in it, as decoding them does.
+      // A decode test probes again after its runs and keeps the best probe so far: on a
+      // shared host the bandwidth moves from minute to minute, and a decode timed in a quiet
+      // minute against a probe of a busy one showed 111 % of its bound (Zen 4 VM).
       const int64_t bytes = DecodeBytesPerToken(**model, weight_bytes, test, *kv_types);
-      if (!bandwidth_of.count(bytes)) {
+      if (!bandwidth_of.count(bytes) || test.prompt == 0) {
         absl::StatusOr<double> bandwidth = MeasureReadBandwidth(t, bytes);
         if (!bandwidth.ok()) return bandwidth.status();
-        bandwidth_of[bytes] = *bandwidth;
+        bandwidth_of[bytes] = std::max(bandwidth_of[bytes], *bandwidth);
       }
       const double bandwidth = bandwidth_of[bytes];
       Measurement m{t, test.Name(), *speed, PeakRssMiB(), bandwidth, *dram, std::nullopt};
