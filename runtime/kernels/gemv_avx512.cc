@@ -26,51 +26,42 @@ struct F32 {
   static __m512 Load(const void* row, int i) {
     return _mm512_loadu_ps(static_cast<const float*>(row) + i);
   }
-  static void Load64(const void* row, int i, __m512 w[4]) {
-    for (int j = 0; j < 4; ++j) w[j] = Load(row, i + 16 * j);
-  }
   static __m512 Load(const void* row, int i, __mmask16 m) {
     return _mm512_maskz_loadu_ps(m, static_cast<const float*>(row) + i);
   }
+  static void Load64(const void* row, int i, __m512 w[4]) {
+    for (int j = 0; j < 4; ++j) w[j] = Load(row, i + 16 * j);
+  }
 };
 
-struct F16 {
-  static constexpr bool kAlignRow = false;  // 32-byte loads: GGUF's alignment suffices
-  static __m512 Load(const void* row, int i) {
-    return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(row) + i)));
-  }
-  static __m512 Load(const void* row, int i, __mmask16 m) {
-    return _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(row) + i));
-  }
-  static void Load64(const void* row, int i, __m512 w[4]) {
-    for (int j = 0; j < 2; ++j) {
-      const __m512i bits = _mm512_loadu_si512(static_cast<const uint16_t*>(row) + i + 32 * j);
-      w[2 * j] = _mm512_cvtph_ps(_mm512_castsi512_si256(bits));
-      w[2 * j + 1] = _mm512_cvtph_ps(_mm512_extracti64x4_epi64(bits, 1));
-    }
-  }
-};
+__m512 HalvesToFloats(__m256i bits) { return _mm512_cvtph_ps(bits); }
 
 // bf16 is the top half of a float32: widen to 32 bits and shift into place.
-struct BF16 {
-  static constexpr bool kAlignRow = false;
-  static __m512 Widen(__m256i bits) {
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
-  }
+__m512 Bf16sToFloats(__m256i bits) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16));
+}
+
+// 16-bit weights: 16 at a time as bits, made floats by kWiden.
+template <__m512 (*kWiden)(__m256i)>
+struct Bits16 {
+  static constexpr bool kAlignRow = false;  // 32-byte loads: GGUF's alignment suffices
   static __m512 Load(const void* row, int i) {
-    return Widen(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(row) + i)));
+    return kWiden(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(static_cast<const uint16_t*>(row) + i)));
   }
   static __m512 Load(const void* row, int i, __mmask16 m) {
-    return Widen(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(row) + i));
+    return kWiden(_mm256_maskz_loadu_epi16(m, static_cast<const uint16_t*>(row) + i));
   }
   static void Load64(const void* row, int i, __m512 w[4]) {
     for (int j = 0; j < 2; ++j) {
       const __m512i bits = _mm512_loadu_si512(static_cast<const uint16_t*>(row) + i + 32 * j);
-      w[2 * j] = Widen(_mm512_castsi512_si256(bits));
-      w[2 * j + 1] = Widen(_mm512_extracti64x4_epi64(bits, 1));
+      w[2 * j] = kWiden(_mm512_castsi512_si256(bits));
+      w[2 * j + 1] = kWiden(_mm512_extracti64x4_epi64(bits, 1));
     }
   }
 };
+
+using F16 = Bits16<HalvesToFloats>;
+using BF16 = Bits16<Bf16sToFloats>;
 
 template <class T>
 float Dot(const void* row, const float* x, int n) {
