@@ -82,6 +82,14 @@ int64_t Fits(std::optional<int64_t> result, const std::string& what) {
   return *result;
 }
 
+// parts joined by sep, refused beyond what a render may produce.
+std::string Joined(const std::vector<std::string>& parts, const std::string& sep) {
+  size_t size = parts.empty() ? 0 : sep.size() * (parts.size() - 1);
+  for (const std::string& part : parts) size += part.size();
+  if (size > kMaxOutput) Fail("a join is too large");
+  return absl::StrJoin(parts, sep);
+}
+
 // The items a for loop or a filter walks: a list's elements, a dict's keys, a string's characters.
 std::vector<Json> Iterate(const Value& v) {
   if (!v.defined()) return {};
@@ -93,6 +101,11 @@ std::vector<Json> Iterate(const Value& v) {
     return keys;
   }
   if (j.is_string()) {
+    // A character a step, as a loop over them would count: nested joins of a string with a
+    // long separator otherwise grow it sixtyfold a level, past any memory (fuzzer).
+    if (j.get_ref<const std::string&>().size() > static_cast<size_t>(kMaxSteps)) {
+      Fail("the template does too much work");
+    }
     std::vector<Json> out;
     for (std::string& c : Characters(j.get<std::string>())) out.push_back(c);
     return out;
@@ -559,7 +572,7 @@ class Interpreter {
       if (name == "join") {
         std::vector<std::string> parts;
         for (const Json& item : Iterate(args.empty() ? Value() : args[0])) parts.push_back(Str(Value::Of(item)));
-        return Value::Of(absl::StrJoin(parts, s));
+        return Value::Of(Joined(parts, s));
       }
     }
     if (j.is_object() && self.kind == Value::Kind::kData) {
@@ -819,7 +832,7 @@ class Interpreter {
       for (const Json& item : Iterate(v)) {
         parts.push_back(Str(attribute ? Attribute(Value::Of(item), Str(*attribute)) : Value::Of(item)));
       }
-      return Value::Of(absl::StrJoin(parts, sep ? Str(*sep) : ""));
+      return Value::Of(Joined(parts, sep ? Str(*sep) : ""));
     }
     if (name == "indent") {
       const Value* width = arg(0, "width");
