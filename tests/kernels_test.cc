@@ -262,15 +262,17 @@ TEST(kernels, DequantizeEqualsTheScalarConversion) {
   }
 }
 
-// Shapes large enough for the pool to split the rows, and for GEMM to take Q8_0/f16/bf16
-// rows in several dequantised tiles (a tile is ~256k floats: 256 rows of 1024).
+// Shapes large enough for the pool to split the rows, and for GEMM to take the weights in
+// several dequantised tiles: for sgemm 512 rows × 2048 columns, so [600, 2304] is two tiles
+// of rows on one thread, each row in a whole chunk and a ragged one summed through beta; for
+// the bf16 kernel ~256k floats of whole rows.
 TEST(kernels, LinearOnEveryTypeAndThreadCountMatchesDequantisedWeights) {
   std::mt19937 gen(6);
   for (int threads : {1, 2, 3}) {
     SetThreadCount(threads);
     for (WeightType type : kTypes) {
       const bool k = IsKQuant(type);
-      for (auto [rows, cols] : {std::pair{600, 1024}, std::pair{1000, k ? 768 : 288}, std::pair{48, k ? 256 : 32}}) {
+      for (auto [rows, cols] : {std::pair{600, 2304}, std::pair{1000, k ? 768 : 288}, std::pair{48, k ? 256 : 32}}) {
         const TypedMatrix w = MakeMatrix(gen, type, rows, cols);
         for (int n : {1, 5}) {
           SCOPED_TRACE(::testing::Message() << "threads " << threads << " type "
