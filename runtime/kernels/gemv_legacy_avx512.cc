@@ -28,21 +28,33 @@ __m128i Load16(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const
 
 template <WeightType kType>
 struct Layout {
+  static constexpr bool kSigned = kType == WeightType::kQ8_0;  // whole int8 quants
   static constexpr bool kMin = kType == WeightType::kQ4_1 || kType == WeightType::kQ5_1;
   static constexpr bool kFive = kType == WeightType::kQ5_0 || kType == WeightType::kQ5_1;
-  static constexpr int kOffset = kMin ? 0 : kFive ? 16 : 8;  // weight = d·(q − offset) (+ m)
-  static constexpr int kQh = kMin ? 4 : 2;                   // after d (and m)
+  static constexpr int kOffset = kSigned || kMin ? 0 : kFive ? 16 : 8;  // weight = d·(q − offset) (+ m)
+  static constexpr int kQh = kMin ? 4 : 2;                              // after d (and m)
   static constexpr int kQs = kQh + (kFive ? 4 : 0);
   static constexpr int kBytes = BlockShapeOf(kType).bytes;
 };
 
-// Blocks w0 and w1 times activation blocks x0 and x1 added to acc; `second` = 0 makes the
-// pair a single block (a row's odd tail). For the types with a min m, m·Σx is added to
-// *min_total from the blocks' activation sums sum0 and sum1.
+// Two blocks' 32 values each, side by side in one register.
+__m512i Pair32(const void* a, const void* b) {
+  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(static_cast<const __m256i*>(a))),
+                            _mm256_loadu_si256(static_cast<const __m256i*>(b)), 1);
+}
+
+// The integer dot products of both blocks' quants with the activations', eight sums each.
 template <WeightType kType>
-void PairDot(const uint8_t* w0, const uint8_t* w1, const ActivationBlock& x0, const ActivationBlock& x1,
-             float sum0, float sum1, float second, __m512* acc, float* min_total) {
+__m512i PairQuantDot(const uint8_t* w0, const uint8_t* w1, __m512i xq) {
   using L = Layout<kType>;
+  if (L::kSigned) {
+    // vpdpbusd multiplies unsigned bytes by signed ones: |w| times x with w's sign moved
+    // onto it is the same product (|−128| = 128 as an unsigned byte).
+    const __m512i q = Pair32(w0 + L::kQs, w1 + L::kQs);
+    const __mmask64 negative = _mm512_movepi8_mask(q);
+    const __m512i signed_x = _mm512_mask_sub_epi8(xq, negative, _mm512_setzero_si512(), xq);
+    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(q), signed_x);
+  }
   // Nibbles: 128-bit lanes hold block 0's weights 0..15 and 16..31, then block 1's.
   const __m512i packed = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(Load16(w0 + L::kQs))),
                                             _mm256_broadcastsi128_si256(Load16(w1 + L::kQs)), 1);
@@ -55,13 +67,22 @@ void PairDot(const uint8_t* w0, const uint8_t* w1, const ActivationBlock& x0, co
     std::memcpy(&h1, w1 + L::kQh, 4);
     q = _mm512_mask_add_epi8(q, h0 | uint64_t{h1} << 32, q, _mm512_set1_epi8(0x10));
   }
-  const __m512i xq = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x0.q))),
-                                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1.q)), 1);
   // Σ (q − offset)·x = Σ q·x − offset·Σ x: vpdpbusd multiplies unsigned bytes only.
   __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, xq);
   if (L::kOffset != 0) {
     dot = _mm512_sub_epi32(dot, _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(L::kOffset), xq));
   }
+  return dot;
+}
+
+// Blocks w0 and w1 times activation blocks x0 and x1 added to acc; `second` = 0 makes the
+// pair a single block (a row's odd tail). For the types with a min m, m·Σx is added to
+// *min_total from the blocks' activation sums sum0 and sum1.
+template <WeightType kType>
+void PairDot(const uint8_t* w0, const uint8_t* w1, const ActivationBlock& x0, const ActivationBlock& x1,
+             float sum0, float sum1, float second, __m512* acc, float* min_total) {
+  using L = Layout<kType>;
+  const __m512i dot = PairQuantDot<kType>(w0, w1, Pair32(x0.q, x1.q));
   const __m512 scales = Halves(HalfAt(w0) * x0.scale, HalfAt(w1) * x1.scale * second);
   *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scales, *acc);
   if (L::kMin) *min_total += HalfAt(w0 + 2) * sum0 + HalfAt(w1 + 2) * sum1 * second;
@@ -118,6 +139,7 @@ void RowsLegacyAvx512(const Matrix& w, const ActivationBlock* x, int row_begin, 
     case WeightType::kQ5_0: return Rows<WeightType::kQ5_0>(w, x, row_begin, row_end, y);
     case WeightType::kQ4_1: return Rows<WeightType::kQ4_1>(w, x, row_begin, row_end, y);
     case WeightType::kQ5_1: return Rows<WeightType::kQ5_1>(w, x, row_begin, row_end, y);
+    case WeightType::kQ8_0: return Rows<WeightType::kQ8_0>(w, x, row_begin, row_end, y);
     default: return;  // GemvAvx512 sends only these types
   }
 }

@@ -1,10 +1,12 @@
-// The legacy 32-weight block types (Q4_0, Q4_1, Q5_0, Q5_1) at AVX-512 width: Qwen2.5's
-// 896-wide layers fall back to Q5_0 in a Q4_K_M file and to Q5_1 in a Q5_K_M one, and Q4_0
-// files are all Q4_0. Two blocks share a 512-bit register: their nibbles are spread over it
-// with one variable shift, Q5's fifth bits come in through a 64-bit mask, vpdpbusd makes 16
-// sums of four (eight per block) and one FMA scales them by both blocks' scales at once; Q4_1/Q5_1's min term m·Σx
-// takes each activation block's Σx, computed once per product. Q8_0 keeps the 256-bit walk
-// of gemv_rows.h, which already reads as fast as memory delivers.
+// The 32-weight block types (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0) at AVX-512 width: Qwen2.5's
+// 896-wide layers fall back to Q5_0 in a Q4_K_M file and to Q5_1 in a Q5_K_M one, Q4_0
+// files are all Q4_0, and Q8_0 is the type most files are benchmarked in. Two blocks share
+// a 512-bit register: their nibbles are spread over it with one variable shift, Q5's fifth
+// bits come in through a 64-bit mask, Q8_0's signs move onto the activations; vpdpbusd
+// makes 16 sums of four (eight per block) and one FMA scales them by both blocks' scales at
+// once; Q4_1/Q5_1's min term m·Σx takes each activation block's Σx, computed once per
+// product. (Q8_0 on gemv_rows.h's 256-bit walk read 31 GB/s in cache on one Zen 5 core,
+// barely more than memory delivers, so decode reached neither.)
 #ifndef TOYLLM_RUNTIME_KERNELS_GEMV_LEGACY_AVX512_H_
 #define TOYLLM_RUNTIME_KERNELS_GEMV_LEGACY_AVX512_H_
 
