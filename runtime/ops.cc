@@ -36,7 +36,7 @@ constexpr int kTasksPerThread = 1;
 // Rows of a quantized or bf16 weight matrix dequantised at once for the bf16 GEMM: ~1 MiB
 // of float32 per thread, small enough that the weights are never expanded whole. The batch
 // is packed once per product, so a tile's size does not matter to its speed beyond that.
-constexpr int64_t kTileFloats = 256 * 1024;
+constexpr int64_t kBf16TileFloats = 256 * 1024;
 
 // sgemm packs its batch operand (n × columns) again on every call, so each call must bring
 // enough weight rows to pay for that: with tiles of 1 MiB, the 32 rows of an 8192-wide
@@ -106,7 +106,7 @@ void Bf16GemmRows(const Bf16Panels& panels, const Matrix& w, int begin, int end,
     GemmBf16(panels, static_cast<const uint32_t*>(w.row(begin)), end - begin, y + begin, w.rows);
     return;
   }
-  const int tile_rows = static_cast<int>(std::max<int64_t>(16, kTileFloats / w.cols));
+  const int tile_rows = static_cast<int>(std::max<int64_t>(16, kBf16TileFloats / w.cols));
   thread_local std::vector<float> tile;
   thread_local std::vector<uint32_t> pairs;
   tile.resize(static_cast<size_t>(tile_rows) * w.cols);
