@@ -14,15 +14,19 @@ enum class CpuLevel {
 // The best level this CPU supports; TOYLLM_CPU=scalar|avx2 caps it (to compare paths).
 CpuLevel DetectedCpuLevel();
 
-// Whether prefill may multiply in bf16 (runtime/kernels/gemm_bf16.h): AVX-512 with BF16
-// (Cooper Lake, Sapphire Rapids, Zen 4 and later), and TOYLLM_CPU unset or empty: any cap,
-// "avx512" included, is the way to keep exact float32 products on such a CPU.
+// Whether the bf16 GEMM (runtime/kernels/gemm_bf16.h) can run: AVX-512 with BF16 (Cooper
+// Lake, Sapphire Rapids, Zen 4 and later), and TOYLLM_CPU unset or empty: any cap, "avx512"
+// included, is the way to keep exact float32 products on such a CPU.
 bool CpuHasBf16Dot();
+
+// Whether prefill takes that path: where CpuHasBf16Dot() and vdpbf16ps outruns FMA, which on
+// the processors measured is AMD's (Zen 4, Zen 5) and not Intel's.
+bool PrefillUsesBf16();
 
 const char* CpuLevelName(CpuLevel level);
 
 // What `info` and `bench` print: DetectedCpuLevel()'s name, then ", bf16 prefill" where
-// CpuHasBf16Dot().
+// PrefillUsesBf16().
 const char* KernelsInUse();
 
 }  // namespace toyllm

@@ -122,7 +122,7 @@ void Bf16GemmRows(const Bf16Panels& panels, const Matrix& w, int begin, int end,
 }  // namespace
 
 bool BatchRoundsToBf16(const Matrix& w) {
-  return CpuHasBf16Dot() && (IsBlockQuantized(w.type) || w.type == WeightType::kBF16) && w.cols % 2 == 0;
+  return PrefillUsesBf16() && (IsBlockQuantized(w.type) || w.type == WeightType::kBF16) && w.cols % 2 == 0;
 }
 
 void SetThreadCount(int n) {

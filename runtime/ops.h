@@ -24,7 +24,7 @@ void ParallelFor(int n, int64_t work, const std::function<void(int)>& body);
 void Linear(const float* x, int n, const Matrix& w, float* y);
 
 // Whether Linear on a batch (n > 1) rounds x and w to bf16 for the bf16 GEMM (runtime/
-// kernels/gemm_bf16.h): on a CPU with AVX512_BF16, for the quantized types and bf16, whose
+// kernels/gemm_bf16.h): where PrefillUsesBf16(), for the quantized types and bf16, whose
 // own precision is no finer than bf16's. Float32 and float16 weights keep exact products.
 bool BatchRoundsToBf16(const Matrix& w);
 

@@ -72,7 +72,7 @@ TEST(blas, InfoReportsTheBlasAndTheKernels) {
   EXPECT_EQ(InfoLine(r.out, "blas"), Blas().config);
   EXPECT_EQ(InfoLine(r.out, "blas_kernels").rfind(Blas().core, 0), 0u) << r.out;
   EXPECT_EQ(InfoLine(r.out, "toyllm_kernels"), KernelsInUse());
-  if (CpuHasBf16Dot()) {  // and the way back to exact float32 products
+  if (PrefillUsesBf16()) {  // and the way back to exact float32 products
     EXPECT_EQ(InfoLine(r.out, "toyllm_kernels"), "avx512, bf16 prefill");
     const RunResult exact = RunWith({{"TOYLLM_CPU", "avx512"}}, {"info", "-m", kModel});
     ASSERT_TRUE(testing::Succeeds(exact));

@@ -1,12 +1,14 @@
-// Prefill's products of non-float32 weights on CPUs with AVX512_BF16 (Cooper Lake, Sapphire
-// Rapids, Zen 4 and later). vdpbf16ps multiplies pairs of bf16 values into float32 sums,
-// 32 multiply-adds per instruction where an FMA does 16, so a prefill of quantized weights
-// runs at twice sgemm's rate (1024 × 512 × 2048 on one Zen 4 core: 190–215 GFLOP/s against
+// Prefill's products of non-float32 weights on AMD's CPUs with AVX512_BF16 (Zen 4 and
+// later). vdpbf16ps multiplies pairs of bf16 values into float32 sums, 32 multiply-adds per
+// instruction where an FMA does 16, so a prefill of quantized weights runs at twice sgemm's
+// rate (1024 × 512 × 2048 on one Zen 4 core: 190–215 GFLOP/s against
 // 95), ahead of llama.cpp's int8 products. The price is precision: both operands rounded to
 // bf16's 8 significant bits, a relative error of at most 2⁻⁹ each (2.4e-3 RMS on a product
 // of random rows) — the order of llama.cpp's rounding of activations to int8 for the same
 // products, and below the quantization of the weights themselves. Float32 and float16
-// weights keep sgemm's exact products; TOYLLM_CPU=avx512 turns this path off.
+// weights keep sgemm's exact products; TOYLLM_CPU=avx512 turns this path off. Intel's cores
+// (measured on Emerald Rapids) issue vdpbf16ps too seldom for it to pay, and stay on
+// sgemm (PrefillUsesBf16 in runtime/cpu_features.cc).
 #ifndef TOYLLM_RUNTIME_KERNELS_GEMM_BF16_H_
 #define TOYLLM_RUNTIME_KERNELS_GEMM_BF16_H_
 
