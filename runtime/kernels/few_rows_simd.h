@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "runtime/kernels/few_rows.h"
+#include "runtime/kernels/prefetch.h"
 
 namespace toyllm {
 namespace few_rows {
@@ -71,10 +72,7 @@ void Dots(int m, float alpha, const float* a, int lda, const Matrix& b, float* c
   constexpr int kAhead = 16;  // keys: 4 KiB at a head width of 64
   int j = 0;
   for (; j + 4 <= b.rows; j += 4) {
-    if (j + kAhead + 4 <= b.rows) {
-      const char* ahead = static_cast<const char*>(b.row(j + kAhead));
-      for (int64_t o = 0; o < 4 * b.row_bytes(); o += 64) _mm_prefetch(ahead + o, _MM_HINT_T0);
-    }
+    if (j + kAhead + 4 <= b.rows) PrefetchAhead(b.row(j + kAhead), static_cast<int>(4 * b.row_bytes()), 0);
     for (int i = 0; i < m; i += Isa::kMaxDotRows) {
       kBlocks[std::min(Isa::kMaxDotRows, m - i) - 1](alpha, a + i * lda, lda, b, j, c + i * ldc, ldc);
     }

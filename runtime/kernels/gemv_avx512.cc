@@ -8,6 +8,7 @@
 #include "runtime/kernels/gemv.h"
 #include "runtime/kernels/gemv_kquant_avx512.h"
 #include "runtime/kernels/gemv_legacy_avx512.h"
+#include "runtime/kernels/prefetch.h"
 
 #include "runtime/kernels/target_avx512_begin.h"
 
@@ -65,18 +66,11 @@ struct Bits16 {
 using F16 = Bits16<HalvesToFloats>;
 using BF16 = Bits16<Bf16sToFloats>;
 
-// How far ahead of the step being read its row is prefetched. On one thread the processor's
-// own prefetcher kept too few lines in flight: f16 rows of 8192 read 21.5 GB/s from
-// memory where bench's probe reads 28, and 24–27 with the next 2 KiB asked for (Zen 5;
-// llama3.2-1b f16 decode 6.9 → 7.5 tok/s in one window); 4 KiB gained less.
+// How far ahead of the step being read its row is prefetched (runtime/kernels/prefetch.h):
+// f16 rows of 8192 read 21.5 GB/s from memory where bench's probe reads 28, and 24–27 with
+// the next 2 KiB asked for (Zen 5; llama3.2-1b f16 decode 6.9 → 7.5 tok/s in one window);
+// 4 KiB gained less there, and ~4 % more on an Intel Xeon (Emerald Rapids), within its noise.
 constexpr int kPrefetchAhead = 2048;
-
-// Asks for the cache lines of the step of 64 weights kPrefetchAhead bytes after element i.
-template <class T>
-void PrefetchStep(const void* row, int i) {
-  const char* ahead = static_cast<const char*>(row) + int64_t{i} * T::kBytes + kPrefetchAhead;
-  for (int line = 0; line < 64 * T::kBytes; line += 64) _mm_prefetch(ahead + line, _MM_HINT_T0);
-}
 
 template <class T>
 float Dot(const void* row, const float* x, int n) {
@@ -94,7 +88,7 @@ float Dot(const void* row, const float* x, int n) {
     }
   }
   for (; i + 64 <= n; i += 64) {
-    PrefetchStep<T>(row, i);
+    PrefetchAhead(static_cast<const char*>(row) + int64_t{i} * T::kBytes, 64 * T::kBytes, kPrefetchAhead);
     __m512 w[4];
     T::Load64(row, i, w);
     a0 = _mm512_fmadd_ps(w[0], _mm512_loadu_ps(x + i), a0);

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "runtime/kernels/prefetch.h"
 #include "runtime/quant_blocks.h"
 
 #include "runtime/kernels/target_avx512_begin.h"
@@ -103,6 +104,11 @@ const float* BlockSums(const ActivationBlock* x, int n_blocks) {
   return sums.data();
 }
 
+// How far ahead of the blocks being read their row is prefetched (runtime/kernels/
+// prefetch.h): without it, Q8_0 rows of llama3.2-1b read 7.9 GB/s from memory on one
+// thread of an Intel Xeon (Emerald Rapids) whose DRAM delivers 15; decode 6.3 → 9.6 tok/s
+// with 4 KiB ahead, 12.0 → 17.4–18.1 on two threads; 1 and 2 KiB gained less, 8 KiB no more.
+constexpr int kPrefetchAhead = 4096;
 template <WeightType kType>
 float Dot(const uint8_t* p, const ActivationBlock* x, const float* x_sums, int n) {
   constexpr int kBytes = Layout<kType>::kBytes;
@@ -117,6 +123,7 @@ float Dot(const uint8_t* p, const ActivationBlock* x, const float* x_sums, int n
   };
   int b = 0;
   for (; b + 4 <= n_blocks; b += 4) {  // two accumulators, so that no FMA waits on the last
+    PrefetchAhead(p + b * kBytes, 4 * kBytes, kPrefetchAhead);
     pair(b, b + 1, 1.0f, &acc[0]);
     pair(b + 2, b + 3, 1.0f, &acc[1]);
   }

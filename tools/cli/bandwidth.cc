@@ -27,10 +27,16 @@ constexpr size_t kPageBytes = 4096;
 // memory, not arithmetic, is what limits the loop.
 typedef uint64_t Lanes __attribute__((vector_size(16)));
 
+// How far ahead the sweep asks for its lines, as decode's GEMV kernels do (runtime/kernels/
+// prefetch.h): without it one thread of an Intel Xeon (Emerald Rapids) read 11 GB/s from
+// DRAM, with it 15, and Q8_0 decode, which prefetches, reached 115 % of the lower bound.
+constexpr int kPrefetchAhead = 4096;
+
 // Sums the words of [begin, end) so that no load can be skipped.
 uint64_t SumWords(const Lanes* begin, const Lanes* end) {
   Lanes a = {}, b = {}, c = {}, d = {};
   for (const Lanes* p = begin; p + 4 <= end; p += 4) {
+    __builtin_prefetch(reinterpret_cast<const char*>(p) + kPrefetchAhead);
     a += p[0];
     b += p[1];
     c += p[2];
