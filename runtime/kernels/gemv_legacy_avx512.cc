@@ -109,6 +109,7 @@ const float* BlockSums(const ActivationBlock* x, int n_blocks) {
 // thread of an Intel Xeon (Emerald Rapids) whose DRAM delivers 15; decode 6.3 → 9.6 tok/s
 // with 4 KiB ahead, 12.0 → 17.4–18.1 on two threads; 1 and 2 KiB gained less, 8 KiB no more.
 constexpr int kPrefetchAhead = 4096;
+
 template <WeightType kType>
 float Dot(const uint8_t* p, const ActivationBlock* x, const float* x_sums, int n) {
   constexpr int kBytes = Layout<kType>::kBytes;
