@@ -14,94 +14,90 @@
 namespace toyllm {
 namespace {
 
-float HalfAt(const uint8_t* p) {
-  uint16_t bits;
-  std::memcpy(&bits, p, sizeof(bits));
-  return _cvtsh_ss(bits);
-}
+template <WeightType kType>
+struct Layout {
+  static constexpr bool kMin = kType == WeightType::kQ4_1 || kType == WeightType::kQ5_1;
+  static constexpr bool kFive = kType == WeightType::kQ5_0 || kType == WeightType::kQ5_1;
+  // weight = d·(q − offset) (+ m) for the unsigned q vpdpbusd multiplies; Q8_0's signed
+  // quants become unsigned with their top bit flipped, q + 128.
+  static constexpr int kOffset = kType == WeightType::kQ8_0 ? 128 : kMin ? 0 : kFive ? 16 : 8;
+  static constexpr int kQh = kMin ? 4 : 2;  // after d (and m)
+  static constexpr int kQs = kQh + (kFive ? 4 : 0);
+  static constexpr int kBytes = BlockShapeOf(kType).bytes;
+};
 
 // a in the lower eight float lanes, b in the upper eight.
 __m512 Halves(float a, float b) {
   return _mm512_mask_broadcastss_ps(_mm512_set1_ps(a), 0xFF00, _mm_set_ss(b));
 }
 
-__m128i Load16(const uint8_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
-
-template <WeightType kType>
-struct Layout {
-  static constexpr bool kSigned = kType == WeightType::kQ8_0;  // whole int8 quants
-  static constexpr bool kMin = kType == WeightType::kQ4_1 || kType == WeightType::kQ5_1;
-  static constexpr bool kFive = kType == WeightType::kQ5_0 || kType == WeightType::kQ5_1;
-  static constexpr int kOffset = kSigned || kMin ? 0 : kFive ? 16 : 8;  // weight = d·(q − offset) (+ m)
-  static constexpr int kQh = kMin ? 4 : 2;                              // after d (and m)
-  static constexpr int kQs = kQh + (kFive ? 4 : 0);
-  static constexpr int kBytes = BlockShapeOf(kType).bytes;
-};
-
-// Two blocks' 32 values each, side by side in one register.
+// Two blocks' 32 bytes each, side by side in one register.
 __m512i Pair32(const void* a, const void* b) {
   return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(static_cast<const __m256i*>(a))),
                             _mm256_loadu_si256(static_cast<const __m256i*>(b)), 1);
 }
 
-// The integer dot products of both blocks' quants with the activations', eight sums each.
+// The activations as every row of one product meets them, so that the work done once per
+// pair of blocks is not done again for each row: per pair, the quants side by side, the
+// accumulator's start (−offset · Σ of each lane's four quants, which takes the weights'
+// offset off their dot product), each block's scale in its eight lanes and, for the types
+// with a min, each block's Σx in its second lane (where the block's m lands, below).
+struct alignas(64) PairedActivations {
+  __m512i q, start;
+  __m512 scale, sum;
+};
+
 template <WeightType kType>
-__m512i PairQuantDot(const uint8_t* w0, const uint8_t* w1, __m512i xq) {
-  using L = Layout<kType>;
-  if (L::kSigned) {
-    // vpdpbusd multiplies unsigned bytes by signed ones: |w| times x with w's sign moved
-    // onto it is the same product (|−128| = 128 as an unsigned byte).
-    const __m512i q = Pair32(w0 + L::kQs, w1 + L::kQs);
-    const __mmask64 negative = _mm512_movepi8_mask(q);
-    const __m512i signed_x = _mm512_mask_sub_epi8(xq, negative, _mm512_setzero_si512(), xq);
-    return _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_abs_epi8(q), signed_x);
+const PairedActivations* Paired(const ActivationBlock* x, int n_blocks) {
+  thread_local std::vector<PairedActivations> paired;
+  paired.resize((n_blocks + 1) / 2);
+  static const ActivationBlock kNone = {};  // an odd row's last block pairs with zeros
+  for (int p = 0; p < static_cast<int>(paired.size()); ++p) {
+    const ActivationBlock& x0 = x[2 * p];
+    const ActivationBlock& x1 = 2 * p + 1 < n_blocks ? x[2 * p + 1] : kNone;
+    paired[p].q = Pair32(x0.q, x1.q);
+    const __m512i lane_sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), paired[p].q);
+    paired[p].start = _mm512_mullo_epi32(lane_sums, _mm512_set1_epi32(-Layout<kType>::kOffset));
+    paired[p].scale = Halves(x0.scale, x1.scale);
+    if (Layout<kType>::kMin) {
+      const float sum0 = x0.scale * static_cast<float>(_mm512_mask_reduce_add_epi32(0x00FF, lane_sums));
+      const float sum1 = x1.scale * static_cast<float>(_mm512_mask_reduce_add_epi32(0xFF00, lane_sums));
+      paired[p].sum = _mm512_maskz_mov_ps(0x0202, Halves(sum0, sum1));
+    }
   }
+  return paired.data();
+}
+
+// 16 bytes, in both halves of a 256-bit register.
+__m256i Twice16(const uint8_t* p) {
+  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+
+// Both blocks' quants as unsigned bytes, in the order of their weights.
+template <WeightType kType>
+__m512i PairQuants(const uint8_t* w0, const uint8_t* w1) {
+  using L = Layout<kType>;
+  if (kType == WeightType::kQ8_0) return _mm512_xor_si512(Pair32(w0 + L::kQs, w1 + L::kQs), _mm512_set1_epi8(-128));
   // Nibbles: 128-bit lanes hold block 0's weights 0..15 and 16..31, then block 1's.
-  const __m512i packed = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_broadcastsi128_si256(Load16(w0 + L::kQs))),
-                                            _mm256_broadcastsi128_si256(Load16(w1 + L::kQs)), 1);
+  const __m512i packed = _mm512_inserti64x4(_mm512_castsi256_si512(Twice16(w0 + L::kQs)), Twice16(w1 + L::kQs), 1);
   constexpr int64_t kFour = 0x0004000400040004;  // per 128-bit lane: shift 0, 4, 0, 4
   const __m512i shifts = _mm512_set_epi64(kFour, kFour, 0, 0, kFour, kFour, 0, 0);
-  __m512i q = _mm512_and_si512(_mm512_srlv_epi16(packed, shifts), _mm512_set1_epi8(0x0F));
-  if (L::kFive) {  // bit i of qh is weight i's fifth bit: a mask, one bit per byte lane
-    uint32_t h0, h1;
-    std::memcpy(&h0, w0 + L::kQh, 4);
-    std::memcpy(&h1, w1 + L::kQh, 4);
-    q = _mm512_mask_add_epi8(q, h0 | uint64_t{h1} << 32, q, _mm512_set1_epi8(0x10));
-  }
-  // Σ (q − offset)·x = Σ q·x − offset·Σ x: vpdpbusd multiplies unsigned bytes only.
-  __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q, xq);
-  if (L::kOffset != 0) {
-    dot = _mm512_sub_epi32(dot, _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(L::kOffset), xq));
-  }
-  return dot;
+  const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(packed, shifts), _mm512_set1_epi8(0x0F));
+  if (!L::kFive) return q;
+  uint32_t h0, h1;  // bit i of qh is weight i's fifth bit: a mask, one bit per byte lane
+  std::memcpy(&h0, w0 + L::kQh, 4);
+  std::memcpy(&h1, w1 + L::kQh, 4);
+  return _mm512_mask_add_epi8(q, h0 | uint64_t{h1} << 32, q, _mm512_set1_epi8(0x10));
 }
 
-// Blocks w0 and w1 times activation blocks x0 and x1 added to acc; `second` = 0 makes the
-// pair a single block (a row's odd tail). For the types with a min m, m·Σx is added to
-// *min_total from the blocks' activation sums sum0 and sum1.
-template <WeightType kType>
-void PairDot(const uint8_t* w0, const uint8_t* w1, const ActivationBlock& x0, const ActivationBlock& x1,
-             float sum0, float sum1, float second, __m512* acc, float* min_total) {
-  using L = Layout<kType>;
-  const __m512i dot = PairQuantDot<kType>(w0, w1, Pair32(x0.q, x1.q));
-  const __m512 scales = Halves(HalfAt(w0) * x0.scale, HalfAt(w1) * x1.scale * second);
-  *acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scales, *acc);
-  if (L::kMin) *min_total += HalfAt(w0 + 2) * sum0 + HalfAt(w1 + 2) * sum1 * second;
-}
-
-// Σx of each activation block (its scale times the sum of its quants): the same for every
-// row, so the types with a min take m·Σx from here instead of a second product per block.
-const float* BlockSums(const ActivationBlock* x, int n_blocks) {
-  thread_local std::vector<float> sums;
-  sums.resize(n_blocks);
-  for (int b = 0; b < n_blocks; ++b) {
-    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q));
-    const __m256i pairs = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), q), _mm256_set1_epi16(1));
-    const __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(pairs), _mm256_extracti128_si256(pairs, 1));
-    const __m128i s2 = _mm_add_epi32(s4, _mm_unpackhi_epi64(s4, s4));
-    sums[b] = x[b].scale * static_cast<float>(_mm_cvtsi128_si32(_mm_add_epi32(s2, _mm_shuffle_epi32(s2, 1))));
-  }
-  return sums.data();
+// The 32 bits at each block's start, d and (for the min types) m, as floats: d0 m0 d0 m0 …
+// in the lower eight lanes, d1 m1 … in the upper. Broadcasting whole 32-bit words from
+// memory costs no shuffle; the types without m carry two quants' bytes where m would be.
+__m512 PairHeads(const uint8_t* w0, const uint8_t* w1) {
+  int32_t h0, h1;
+  std::memcpy(&h0, w0, 4);
+  std::memcpy(&h1, w1, 4);
+  return _mm512_cvtph_ps(_mm256_mask_set1_epi32(_mm256_set1_epi32(h0), 0xF0, h1));
 }
 
 // How far ahead of the blocks being read their row is prefetched (runtime/kernels/
@@ -111,36 +107,43 @@ const float* BlockSums(const ActivationBlock* x, int n_blocks) {
 constexpr int kPrefetchAhead = 4096;
 
 template <WeightType kType>
-float Dot(const uint8_t* p, const ActivationBlock* x, const float* x_sums, int n) {
-  constexpr int kBytes = Layout<kType>::kBytes;
-  const int n_blocks = n / kQ8Block;
+float Dot(const uint8_t* row, const PairedActivations* x, int n_blocks) {
+  using L = Layout<kType>;
   __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
-  float min_total = 0.0f;
-  const auto pair = [&](int b, int next, float second, __m512* into) {
-    // x_sums is null for the types without a min; a tail pair reads block b twice.
-    const float sum0 = Layout<kType>::kMin ? x_sums[b] : 0.0f;
-    const float sum1 = Layout<kType>::kMin ? x_sums[next] : 0.0f;
-    PairDot<kType>(p + b * kBytes, p + next * kBytes, x[b], x[next], sum0, sum1, second, into, &min_total);
+  __m512 mins[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+  // Pair p: blocks 2p and b1 (2p + 1, or 2p again for an odd row's last, against zeros).
+  const auto pair = [&](int p, int b1, int into) {
+    const uint8_t* w0 = row + 2 * p * L::kBytes;
+    const uint8_t* w1 = row + b1 * L::kBytes;
+    const __m512i dot = _mm512_dpbusd_epi32(x[p].start, PairQuants<kType>(w0, w1), x[p].q);
+    const __m512 heads = PairHeads(w0, w1);
+    const __m512 scales = _mm512_mul_ps(_mm512_moveldup_ps(heads), x[p].scale);
+    acc[into] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scales, acc[into]);
+    if (L::kMin) mins[into] = _mm512_fmadd_ps(heads, x[p].sum, mins[into]);  // m·Σx; d·0
   };
-  int b = 0;
-  for (; b + 4 <= n_blocks; b += 4) {  // two accumulators, so that no FMA waits on the last
-    PrefetchAhead(p + b * kBytes, 4 * kBytes, kPrefetchAhead);
-    pair(b, b + 1, 1.0f, &acc[0]);
-    pair(b + 2, b + 3, 1.0f, &acc[1]);
+  const int n_pairs = n_blocks / 2;
+  int p = 0;
+  for (; p + 2 <= n_pairs; p += 2) {  // two accumulators, so that no FMA waits on the last
+    PrefetchAhead(row + 2 * p * L::kBytes, 4 * L::kBytes, kPrefetchAhead);
+    pair(p, 2 * p + 1, 0);
+    pair(p + 1, 2 * p + 3, 1);
   }
-  for (; b + 2 <= n_blocks; b += 2) pair(b, b + 1, 1.0f, &acc[0]);
-  if (b < n_blocks) pair(b, b, 0.0f, &acc[1]);
-  return _mm512_reduce_add_ps(_mm512_add_ps(acc[0], acc[1])) + min_total;
+  if (p < n_pairs) {
+    pair(p, 2 * p + 1, 0);
+    ++p;
+  }
+  if (2 * p < n_blocks) pair(p, 2 * p, 1);
+  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[0], acc[1]), _mm512_add_ps(mins[0], mins[1])));
 }
 
 template <WeightType kType>
 void Rows(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
-  const float* x_sums = Layout<kType>::kMin ? BlockSums(x, w.cols / kQ8Block) : nullptr;
-  for (int r = row_begin; r < row_end; ++r) y[r] = Dot<kType>(static_cast<const uint8_t*>(w.row(r)), x, x_sums, w.cols);
+  const int n_blocks = w.cols / kQ8Block;
+  const PairedActivations* paired = Paired<kType>(x, n_blocks);
+  for (int r = row_begin; r < row_end; ++r) y[r] = Dot<kType>(static_cast<const uint8_t*>(w.row(r)), paired, n_blocks);
 }
 
 }  // namespace
-
 void RowsLegacyAvx512(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
   switch (w.type) {
     case WeightType::kQ4_0: return Rows<WeightType::kQ4_0>(w, x, row_begin, row_end, y);
