@@ -9,6 +9,7 @@
 #include "runtime/kernels/gemv_kquant_avx512.h"
 #include "runtime/kernels/gemv_legacy_avx512.h"
 #include "runtime/kernels/prefetch.h"
+#include "runtime/kernels/row_streams.h"
 
 #include "runtime/kernels/target_avx512_begin.h"
 
@@ -72,36 +73,63 @@ using BF16 = Bits16<Bf16sToFloats>;
 // 4 KiB gained less there, and ~4 % more on an Intel Xeon (Emerald Rapids), within its noise.
 constexpr int kPrefetchAhead = 2048;
 
-template <class T>
-float Dot(const void* row, const float* x, int n) {
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+// The rows' dot products with x, kRows rows in step (runtime/kernels/row_streams.h).
+template <class T, int kRows>
+void DotRows(const RowsInStep& rows, const float* x, int n) {
+  static_assert(kRows == 1 || !T::kAlignRow, "a row's aligned head is its own: rows in step share one");
+  const auto row = [&](int r) { return rows.data + r * rows.bytes_apart; };
+  __m512 a[kRows][4];
+  for (int r = 0; r < kRows; ++r) a[r][0] = a[r][1] = a[r][2] = a[r][3] = _mm512_setzero_ps();
   int i = 0;
   if (T::kAlignRow) {
     // A 64-byte load that straddles two cache lines costs two; GGUF aligns tensors to 32
     // bytes only, which made every float32 load straddle (19 GB/s instead of 29 on 768
     // columns). A masked head brings the row's loads onto line boundaries.
-    const int head = static_cast<int>((64 - reinterpret_cast<uintptr_t>(row) % 64) % 64 / 4);
+    const int head = static_cast<int>((64 - reinterpret_cast<uintptr_t>(row(0)) % 64) % 64 / 4);
     i = head < n ? head : n;
     if (i > 0) {
       const __mmask16 m = static_cast<__mmask16>((1u << i) - 1);
-      a1 = _mm512_fmadd_ps(T::Load(row, 0, m), _mm512_maskz_loadu_ps(m, x), a1);
+      a[0][1] = _mm512_fmadd_ps(T::Load(row(0), 0, m), _mm512_maskz_loadu_ps(m, x), a[0][1]);
     }
   }
   for (; i + 64 <= n; i += 64) {
-    PrefetchAhead(static_cast<const char*>(row) + int64_t{i} * T::kBytes, 64 * T::kBytes, kPrefetchAhead);
-    __m512 w[4];
-    T::Load64(row, i, w);
-    a0 = _mm512_fmadd_ps(w[0], _mm512_loadu_ps(x + i), a0);
-    a1 = _mm512_fmadd_ps(w[1], _mm512_loadu_ps(x + i + 16), a1);
-    a2 = _mm512_fmadd_ps(w[2], _mm512_loadu_ps(x + i + 32), a2);
-    a3 = _mm512_fmadd_ps(w[3], _mm512_loadu_ps(x + i + 48), a3);
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      PrefetchAhead(row(r) + int64_t{i} * T::kBytes, 64 * T::kBytes, kPrefetchAhead);
+      __m512 w[4];
+      T::Load64(row(r), i, w);
+      for (int j = 0; j < 4; ++j) a[r][j] = _mm512_fmadd_ps(w[j], _mm512_loadu_ps(x + i + 16 * j), a[r][j]);
+    }
   }
-  for (; i + 16 <= n; i += 16) a0 = _mm512_fmadd_ps(T::Load(row, i), _mm512_loadu_ps(x + i), a0);
-  if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    a1 = _mm512_fmadd_ps(T::Load(row, i, m), _mm512_maskz_loadu_ps(m, x + i), a1);
+  for (int r = 0; r < kRows; ++r) {
+    int tail = i;
+    for (; tail + 16 <= n; tail += 16) {
+      a[r][0] = _mm512_fmadd_ps(T::Load(row(r), tail), _mm512_loadu_ps(x + tail), a[r][0]);
+    }
+    if (tail < n) {
+      const __mmask16 m = static_cast<__mmask16>((1u << (n - tail)) - 1);
+      a[r][1] = _mm512_fmadd_ps(T::Load(row(r), tail, m), _mm512_maskz_loadu_ps(m, x + tail), a[r][1]);
+    }
+    const __m512 sum = _mm512_add_ps(_mm512_add_ps(a[r][0], a[r][1]), _mm512_add_ps(a[r][2], a[r][3]));
+    rows.y[r * rows.step] = _mm512_reduce_add_ps(sum);
   }
-  return _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a1), _mm512_add_ps(a2, a3)));
+}
+
+template <class T>
+float Dot(const void* row, const float* x, int n) {
+  float y;
+  DotRows<T, 1>(RowsInStep{static_cast<const uint8_t*>(row), 0, &y, 1}, x, n);
+  return y;
+}
+
+// 16-bit rows in four streams (row_streams.h): f16 rows from memory 13.1 → 15.5 GB/s and
+// llama3.2-1b f16 decode 4.95 → 5.8–6.0 tok/s on one Xeon (Emerald Rapids) core. Float32
+// rows keep one stream, each with its own aligned head.
+template <class T>
+void RowsInStreams(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
+  InStreams<4>(w, row_begin, row_end, y, [&](auto streams, const RowsInStep& rows) {
+    DotRows<T, decltype(streams)::value>(rows, x, w.cols);
+  });
 }
 
 // What gemv_rows.h needs of this instruction set.
@@ -127,6 +155,8 @@ void GemvAvx512(const Matrix& w, const GemvInput& x, int row_begin, int row_end,
     case WeightType::kQ4_K: return RowsQ4_KAvx512(w, x.k_blocks, row_begin, row_end, y);
     case WeightType::kQ5_K: return RowsQ5_KAvx512(w, x.k_blocks, row_begin, row_end, y);
     case WeightType::kQ6_K: return RowsQ6_KAvx512(w, x.k_blocks, row_begin, row_end, y);
+    case WeightType::kF16: return RowsInStreams<F16>(w, x.values, row_begin, row_end, y);
+    case WeightType::kBF16: return RowsInStreams<BF16>(w, x.values, row_begin, row_end, y);
     default: return gemv_rows::Gemv<Avx512>(w, x, row_begin, row_end, y);
   }
 }

@@ -143,7 +143,8 @@ void DotRows(const RowsInStep& rows, const PairedActivations* x, int n_blocks) {
       ++tail;
     }
     if (2 * tail < n_blocks) pair(r, tail, 2 * tail, 1);
-    rows.y[r * rows.step] = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]), _mm512_add_ps(mins[r][0], mins[r][1])));
+    const __m512 sum = _mm512_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]), _mm512_add_ps(mins[r][0], mins[r][1]));
+    rows.y[r * rows.step] = _mm512_reduce_add_ps(sum);
   }
 }
 
