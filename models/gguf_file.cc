@@ -355,7 +355,8 @@ absl::StatusOr<std::vector<float>> GgufFile::GetFloatArray(const std::string& ke
     return WrongType(key, "an array of float32");
   }
   std::vector<float> out(v->count);
-  std::memcpy(out.data(), v->data, v->count * sizeof(float));
+  // An empty vector's data() may be null, which memcpy may not be given even for 0 bytes.
+  if (!out.empty()) std::memcpy(out.data(), v->data, out.size() * sizeof(float));
   return out;
 }
 

@@ -855,6 +855,28 @@ TEST_F(gguf, QwenArchitecturesMapTheirOptions) {
 
 #define EXPECT_LOAD_ERROR(name, bytes, ...) bad_files.push_back({testing::WriteFile(dir_, name, bytes), {__VA_ARGS__}})
 
+// Arrays of no elements are valid GGUF (the fuzzer found the float one read through a null
+// pointer): each getter returns an empty vector.
+TEST_F(gguf, EmptyArraysReadAsEmpty) {
+  GgufBuilder b = ValidBuilder(*bin_model_, *tokenizer_);
+  b.Set("empty.floats", ArrayHeader(kF32, 0));
+  b.Set("empty.ints", ArrayHeader(kU8, 0));
+  b.Set("empty.strings", ArrayHeader(kString, 0));
+  absl::StatusOr<std::unique_ptr<MappedFile>> file = MappedFile::Open(testing::WriteFile(dir_, "empty_arrays.gguf", b.Build()));
+  ASSERT_TRUE(file.ok()) << file.status();
+  absl::StatusOr<GgufFile> g = GgufFile::Parse(**file);
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<std::vector<float>> floats = g->GetFloatArray("empty.floats");
+  ASSERT_TRUE(floats.ok()) << floats.status();
+  EXPECT_TRUE(floats->empty());
+  absl::StatusOr<std::vector<int32_t>> ints = g->GetIntArray("empty.ints");
+  ASSERT_TRUE(ints.ok()) << ints.status();
+  EXPECT_TRUE(ints->empty());
+  absl::StatusOr<std::vector<std::string>> strings = g->GetStringArray("empty.strings");
+  ASSERT_TRUE(strings.ok()) << strings.status();
+  EXPECT_TRUE(strings->empty());
+}
+
 TEST_F(gguf, CorruptedFilesFailCleanlyWithoutAllocating) {
   const std::string written = testing::ReadFile(Export(GgmlType::kF32, "valid.gguf"));
   ASSERT_GT(written.size(), 1000u);
