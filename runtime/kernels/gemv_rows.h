@@ -15,6 +15,8 @@
 #include <cstring>
 
 #include "runtime/kernels/gemv.h"
+#include "runtime/kernels/prefetch.h"
+#include "runtime/kernels/row_streams.h"
 #include "runtime/quant_blocks.h"
 #include "runtime/weights.h"
 
@@ -22,6 +24,10 @@ namespace toyllm {
 namespace gemv_rows {
 
 using DotFn = float (*)(const void* row, const float* x, int n);
+
+// How far ahead of the blocks being read their row is prefetched (runtime/kernels/
+// prefetch.h), as the AVX-512 kernels do.
+constexpr int kPrefetchAhead = 4096;
 
 // A block's f16 scale (F16C: both SIMD paths have it), read without assuming alignment.
 // Templates so that each instruction set compiles its own copy: one inline function
@@ -56,6 +62,7 @@ float DotQ8_0(const void* row, const ActivationBlock* x, int n) {
   __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
   int b = 0;
   for (; b + 4 <= n_blocks; b += 4) {
+    PrefetchAhead(w + b, 4 * sizeof(BlockQ8_0), kPrefetchAhead);
     a0 = ScaledBlockDot<Isa>(w[b], x[b], a0);
     a1 = ScaledBlockDot<Isa>(w[b + 1], x[b + 1], a1);
     a2 = ScaledBlockDot<Isa>(w[b + 2], x[b + 2], a2);
@@ -137,6 +144,7 @@ float DotLegacy(const void* row, const ActivationBlock* x, int n) {
   __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
   int b = 0;
   for (; b + 4 <= n_blocks; b += 4) {
+    PrefetchAhead(p + b * kBytes, 4 * kBytes, kPrefetchAhead);
     a0 = LegacyBlockDot<Isa, kType>(p + b * kBytes, x[b], a0);
     a1 = LegacyBlockDot<Isa, kType>(p + (b + 1) * kBytes, x[b + 1], a1);
     a2 = LegacyBlockDot<Isa, kType>(p + (b + 2) * kBytes, x[b + 2], a2);
@@ -285,6 +293,7 @@ float DotK(const void* row, const ActivationBlockK* x, int n, int block_bytes) {
   __m256 acc = _mm256_setzero_ps();
   KBlock k;
   for (int b = 0; b < n / kSuperBlock; ++b, p += block_bytes) {
+    PrefetchAhead(p, block_bytes, kPrefetchAhead);
     kUnpack(p, &k);
     const __m256i scale = _mm256_load_si256(reinterpret_cast<const __m256i*>(k.scale));
     // Each scale twice in a 32-bit lane: `pairs[0]` holds groups 0..3 and 8..11, `pairs[1]`
@@ -311,27 +320,37 @@ float DotK(const void* row, const ActivationBlockK* x, int n, int block_bytes) {
   return Sum8<Isa>(acc);
 }
 
+// A thread's rows as four far-apart streams (row_streams.h), one whole row of each in turn:
+// the processor's prefetchers keep more lines in flight for several sequential streams than
+// for one.
+template <class RowDot>
+void RowsInStreams(const Matrix& w, int row_begin, int row_end, float* y, RowDot dot) {
+  InStreams<4>(w, row_begin, row_end, y, [&](auto streams, const RowsInStep& rows) {
+    for (int r = 0; r < decltype(streams)::value; ++r) rows.y[r * rows.step] = dot(rows.data + r * rows.bytes_apart);
+  });
+}
+
 template <class Isa, WeightType kType>
 void RowsLegacy(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
-  for (int r = row_begin; r < row_end; ++r) y[r] = DotLegacy<Isa, kType>(w.row(r), x, w.cols);
+  RowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return DotLegacy<Isa, kType>(row, x, w.cols); });
 }
 
 template <class Isa, void (*kUnpack)(const uint8_t*, KBlock*), int kOffset>
 void RowsK(const Matrix& w, const ActivationBlockK* x, int row_begin, int row_end, float* y) {
   const int bytes = BlockShapeOf(w.type).bytes;
-  for (int r = row_begin; r < row_end; ++r) y[r] = DotK<Isa, kUnpack, kOffset>(w.row(r), x, w.cols, bytes);
+  RowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return DotK<Isa, kUnpack, kOffset>(row, x, w.cols, bytes); });
 }
 
 // The row loop with the dot product inlined: small models have rows of only 64 weights,
 // where a call per row costs as much as the row.
 template <DotFn dot>
 void Rows(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
-  for (int r = row_begin; r < row_end; ++r) y[r] = dot(w.row(r), x, w.cols);
+  RowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return dot(row, x, w.cols); });
 }
 
 template <class Isa>
 void RowsQ8_0(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
-  for (int r = row_begin; r < row_end; ++r) y[r] = DotQ8_0<Isa>(w.row(r), x, w.cols);
+  RowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return DotQ8_0<Isa>(row, x, w.cols); });
 }
 
 template <class Isa>
