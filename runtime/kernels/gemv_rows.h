@@ -324,7 +324,7 @@ float DotK(const void* row, const ActivationBlockK* x, int n, int block_bytes) {
 // the processor's prefetchers keep more lines in flight for several sequential streams than
 // for one.
 template <class RowDot>
-void RowsInStreams(const Matrix& w, int row_begin, int row_end, float* y, RowDot dot) {
+void WholeRowsInStreams(const Matrix& w, int row_begin, int row_end, float* y, RowDot dot) {
   InStreams<4>(w, row_begin, row_end, y, [&](auto streams, const RowsInStep& rows) {
     for (int r = 0; r < decltype(streams)::value; ++r) rows.y[r * rows.step] = dot(rows.data + r * rows.bytes_apart);
   });
@@ -332,25 +332,25 @@ void RowsInStreams(const Matrix& w, int row_begin, int row_end, float* y, RowDot
 
 template <class Isa, WeightType kType>
 void RowsLegacy(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
-  RowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return DotLegacy<Isa, kType>(row, x, w.cols); });
+  WholeRowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return DotLegacy<Isa, kType>(row, x, w.cols); });
 }
 
 template <class Isa, void (*kUnpack)(const uint8_t*, KBlock*), int kOffset>
 void RowsK(const Matrix& w, const ActivationBlockK* x, int row_begin, int row_end, float* y) {
   const int bytes = BlockShapeOf(w.type).bytes;
-  RowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return DotK<Isa, kUnpack, kOffset>(row, x, w.cols, bytes); });
+  WholeRowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return DotK<Isa, kUnpack, kOffset>(row, x, w.cols, bytes); });
 }
 
 // The row loop with the dot product inlined: small models have rows of only 64 weights,
 // where a call per row costs as much as the row.
 template <DotFn dot>
 void Rows(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
-  RowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return dot(row, x, w.cols); });
+  WholeRowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return dot(row, x, w.cols); });
 }
 
 template <class Isa>
 void RowsQ8_0(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
-  RowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return DotQ8_0<Isa>(row, x, w.cols); });
+  WholeRowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return DotQ8_0<Isa>(row, x, w.cols); });
 }
 
 template <class Isa>
