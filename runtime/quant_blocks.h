@@ -9,6 +9,7 @@
 #ifndef TOYLLM_RUNTIME_QUANT_BLOCKS_H_
 #define TOYLLM_RUNTIME_QUANT_BLOCKS_H_
 
+#include <cstddef>
 #include <cstdint>
 
 #include "runtime/weight_type.h"
@@ -34,6 +35,18 @@ struct BlockQ5_1 {
   uint16_t d, m;
   uint8_t qh[4];
   uint8_t qs[16];
+};
+
+// Where a legacy block keeps its fields, for the kernels that read all four types with one
+// template: weight = d·(q − kOffset), or d·q + m when kMin; kFive when qh holds a fifth bit.
+template <WeightType kType>
+struct LegacyLayout {
+  static constexpr bool kMin = kType == WeightType::kQ4_1 || kType == WeightType::kQ5_1;
+  static constexpr bool kFive = kType == WeightType::kQ5_0 || kType == WeightType::kQ5_1;
+  static constexpr int kOffset = kMin ? 0 : kFive ? 16 : 8;
+  static constexpr int kQh = kMin ? 4 : 2;  // after d (and m)
+  static constexpr int kQs = kQh + (kFive ? 4 : 0);
+  static constexpr int kBytes = BlockShapeOf(kType).bytes;
 };
 
 // 16 groups of 16; scales[g]: low nibble the scale, high nibble the min. In each half of
@@ -80,6 +93,12 @@ static_assert(sizeof(BlockQ4_0) == BlockShapeOf(WeightType::kQ4_0).bytes);
 static_assert(sizeof(BlockQ4_1) == BlockShapeOf(WeightType::kQ4_1).bytes);
 static_assert(sizeof(BlockQ5_0) == BlockShapeOf(WeightType::kQ5_0).bytes);
 static_assert(sizeof(BlockQ5_1) == BlockShapeOf(WeightType::kQ5_1).bytes);
+static_assert(LegacyLayout<WeightType::kQ4_0>::kQs == offsetof(BlockQ4_0, qs));
+static_assert(LegacyLayout<WeightType::kQ4_1>::kQs == offsetof(BlockQ4_1, qs));
+static_assert(LegacyLayout<WeightType::kQ5_0>::kQh == offsetof(BlockQ5_0, qh));
+static_assert(LegacyLayout<WeightType::kQ5_0>::kQs == offsetof(BlockQ5_0, qs));
+static_assert(LegacyLayout<WeightType::kQ5_1>::kQh == offsetof(BlockQ5_1, qh));
+static_assert(LegacyLayout<WeightType::kQ5_1>::kQs == offsetof(BlockQ5_1, qs));
 static_assert(sizeof(BlockQ2_K) == BlockShapeOf(WeightType::kQ2_K).bytes);
 static_assert(sizeof(BlockQ3_K) == BlockShapeOf(WeightType::kQ3_K).bytes);
 static_assert(sizeof(BlockQ4_K) == BlockShapeOf(WeightType::kQ4_K).bytes);

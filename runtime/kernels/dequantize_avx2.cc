@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "runtime/kernels/dequantize.h"
+#include "runtime/quant_blocks.h"
 #include "runtime/weight_convert.h"
 
 #include "runtime/kernels/target_avx2_begin.h"
@@ -57,18 +58,14 @@ void SuperBlocks(const uint8_t* p, int64_t n, int block_bytes, float* out) {
 
 template <WeightType kType>
 void LegacyBlocks(const uint8_t* p, int64_t n, float* out) {
-  constexpr bool kMin = kType == WeightType::kQ4_1 || kType == WeightType::kQ5_1;
-  constexpr bool kFive = kType == WeightType::kQ5_0 || kType == WeightType::kQ5_1;
-  constexpr int kBytes = BlockShapeOf(kType).bytes;
+  using L = LegacyLayout<kType>;
   // UnpackBlock's form: scale 1; min 1 with dmin = −m for the types with a min, else 0.
-  for (int64_t b = 0; b < n / kQ8Block; ++b, p += kBytes, out += kQ8Block) {
-    const uint8_t* qh = kFive ? p + (kMin ? 4 : 2) : nullptr;
-    const __m256i q = gemv_rows::LegacyQuants<Avx2Dequant>(p + (kMin ? 4 : 2) + (kFive ? 4 : 0), qh);
-    const int offset = kMin ? 0 : kFive ? 16 : 8;
+  for (int64_t b = 0; b < n / kQ8Block; ++b, p += L::kBytes, out += kQ8Block) {
+    const __m256i q = gemv_rows::LegacyQuants<Avx2Dequant>(p + L::kQs, L::kFive ? p + L::kQh : nullptr);
     const __m256 d = _mm256_set1_ps(gemv_rows::HalfAt<Avx2Dequant>(p));  // d·1
-    const __m256 dmin_min = _mm256_set1_ps(kMin ? -gemv_rows::HalfAt<Avx2Dequant>(p + 2) : 0.0f);
-    Group(_mm256_castsi256_si128(q), offset, d, dmin_min, out);
-    Group(_mm256_extracti128_si256(q, 1), offset, d, dmin_min, out + 16);
+    const __m256 dmin_min = _mm256_set1_ps(L::kMin ? -gemv_rows::HalfAt<Avx2Dequant>(p + 2) : 0.0f);
+    Group(_mm256_castsi256_si128(q), L::kOffset, d, dmin_min, out);
+    Group(_mm256_extracti128_si256(q, 1), L::kOffset, d, dmin_min, out + 16);
   }
 }
 

@@ -15,17 +15,10 @@
 namespace toyllm {
 namespace {
 
+// weight = d·(q − offset) (+ m) for the unsigned q vpdpbusd multiplies; Q8_0's signed
+// quants become unsigned with their top bit flipped, q + 128.
 template <WeightType kType>
-struct Layout {
-  static constexpr bool kMin = kType == WeightType::kQ4_1 || kType == WeightType::kQ5_1;
-  static constexpr bool kFive = kType == WeightType::kQ5_0 || kType == WeightType::kQ5_1;
-  // weight = d·(q − offset) (+ m) for the unsigned q vpdpbusd multiplies; Q8_0's signed
-  // quants become unsigned with their top bit flipped, q + 128.
-  static constexpr int kOffset = kType == WeightType::kQ8_0 ? 128 : kMin ? 0 : kFive ? 16 : 8;
-  static constexpr int kQh = kMin ? 4 : 2;  // after d (and m)
-  static constexpr int kQs = kQh + (kFive ? 4 : 0);
-  static constexpr int kBytes = BlockShapeOf(kType).bytes;
-};
+constexpr int kUnsignedOffset = kType == WeightType::kQ8_0 ? 128 : LegacyLayout<kType>::kOffset;
 
 // a in the lower eight float lanes, b in the upper eight.
 __m512 Halves(float a, float b) {
@@ -58,9 +51,9 @@ const PairedActivations* Paired(const ActivationBlock* x, int n_blocks) {
     const ActivationBlock& x1 = 2 * p + 1 < n_blocks ? x[2 * p + 1] : kNone;
     paired[p].q = Pair32(x0.q, x1.q);
     const __m512i lane_sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), paired[p].q);
-    paired[p].start = _mm512_mullo_epi32(lane_sums, _mm512_set1_epi32(-Layout<kType>::kOffset));
+    paired[p].start = _mm512_mullo_epi32(lane_sums, _mm512_set1_epi32(-kUnsignedOffset<kType>));
     paired[p].scale = Halves(x0.scale, x1.scale);
-    if (Layout<kType>::kMin) {
+    if (LegacyLayout<kType>::kMin) {
       const float sum0 = x0.scale * static_cast<float>(_mm512_mask_reduce_add_epi32(0x00FF, lane_sums));
       const float sum1 = x1.scale * static_cast<float>(_mm512_mask_reduce_add_epi32(0xFF00, lane_sums));
       paired[p].sum = _mm512_maskz_mov_ps(0x0202, Halves(sum0, sum1));
@@ -77,7 +70,7 @@ __m256i Twice16(const uint8_t* p) {
 // Both blocks' quants as unsigned bytes, in the order of their weights.
 template <WeightType kType>
 __m512i PairQuants(const uint8_t* w0, const uint8_t* w1) {
-  using L = Layout<kType>;
+  using L = LegacyLayout<kType>;
   if (kType == WeightType::kQ8_0) return _mm512_xor_si512(Pair32(w0 + L::kQs, w1 + L::kQs), _mm512_set1_epi8(-128));
   // Nibbles: 128-bit lanes hold block 0's weights 0..15 and 16..31, then block 1's.
   const __m512i packed = _mm512_inserti64x4(_mm512_castsi256_si512(Twice16(w0 + L::kQs)), Twice16(w1 + L::kQs), 1);
@@ -110,7 +103,7 @@ constexpr int kPrefetchAhead = 4096;
 // The rows' dot products with x, kRows rows in step (runtime/kernels/row_streams.h).
 template <WeightType kType, int kRows>
 void DotRows(const RowsInStep& rows, const PairedActivations* x, int n_blocks) {
-  using L = Layout<kType>;
+  using L = LegacyLayout<kType>;
   __m512 acc[kRows][2], mins[kRows][2];
   for (int r = 0; r < kRows; ++r) {
     acc[r][0] = acc[r][1] = mins[r][0] = mins[r][1] = _mm512_setzero_ps();

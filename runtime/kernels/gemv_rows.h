@@ -127,16 +127,6 @@ struct alignas(32) LegacyActivation {
   float scale;
 };
 
-template <WeightType kType>
-struct LegacyLayout {
-  static constexpr bool kMin = kType == WeightType::kQ4_1 || kType == WeightType::kQ5_1;
-  static constexpr bool kFive = kType == WeightType::kQ5_0 || kType == WeightType::kQ5_1;
-  static constexpr int kOffset = kMin ? 0 : kFive ? 16 : 8;
-  static constexpr int kQh = kMin ? 4 : 2;  // after d (and m)
-  static constexpr int kQs = kQh + (kFive ? 4 : 0);
-  static constexpr int kBytes = BlockShapeOf(kType).bytes;
-};
-
 template <class Isa, WeightType kType>
 const LegacyActivation* PrepareLegacy(const ActivationBlock* x, int n_blocks) {
   using L = LegacyLayout<kType>;
