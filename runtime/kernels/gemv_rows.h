@@ -101,13 +101,13 @@ __m256i BitsToBytes(uint32_t bits) {
   return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
 }
 
-// A legacy 32-weight block's unsigned quants: nibbles, plus the fifth bits for Q5_*.
+// A legacy 32-weight block's unsigned quants: nibbles, plus the fifth bits for Q5_*. The 16
+// bytes are loaded into both halves at once and the upper half shifted by a nibble, where
+// two loads, two shifts and an insert had been a fifth of the Q5_0 walk's instructions.
 template <class Isa>
 __m256i LegacyQuants(const uint8_t* qs, const uint8_t* qh) {
-  const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(qs));
-  const __m128i low = _mm_and_si128(b, _mm_set1_epi8(0x0F));
-  const __m128i high = _mm_and_si128(_mm_srli_epi16(b, 4), _mm_set1_epi8(0x0F));
-  const __m256i q = _mm256_set_m128i(high, low);
+  const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+  const __m256i q = _mm256_and_si256(_mm256_srlv_epi64(b, _mm256_set_epi64x(4, 4, 0, 0)), Bytes<Isa>(0x0F));
   if (qh == nullptr) return q;
   uint32_t bits;
   std::memcpy(&bits, qh, 4);
@@ -115,69 +115,71 @@ __m256i LegacyQuants(const uint8_t* qs, const uint8_t* qh) {
 }
 
 // The activations as every row of one legacy product meets them, prepared once per product
-// so that the rows read in step (below) share the work: a block's quants, its scale, and the
-// terms its Σx contributes — lane 0 −offset · scale · Σx, which takes the weights' offset
-// (weight = d·(q − offset)) off their unsigned product, lane 1 scale · Σx for Q4_1/Q5_1
-// (weight = d·q + m) — to be multiplied by the block's d and m (LegacyHeads). 64 bytes a
-// block: with the offset kept as eight int32 lanes (96 bytes), an 8192-wide row's
-// activations filled a 32 KiB L1 and llama3.2-1b's Q4_0 decode gained nothing.
+// so that the rows read in step (below) share the work. Per block: the quants, and for the
+// types with an offset (weight = d·(q − offset)) what the offset takes off each pair's
+// product, offset·(x₂ᵢ + x₂ᵢ₊₁) as maddubs leaves it in int16; apart, each block's scale and,
+// for Q4_1/Q5_1 (weight = d·q + m), scale · Σx, which m multiplies. 64 bytes a block: at
+// 96, an 8192-wide row's activations filled a 32 KiB L1 and llama3.2-1b's Q4_0 decode
+// gained nothing.
 struct alignas(32) LegacyActivation {
   __m256i q;
-  __m128 terms;
-  float scale;
+  __m256i offset_pairs;
+};
+
+struct PreparedLegacy {
+  const LegacyActivation* blocks;
+  const float* scale;
+  const float* sum;
 };
 
 template <class Isa, WeightType kType>
-const LegacyActivation* PrepareLegacy(const ActivationBlock* x, int n_blocks) {
+PreparedLegacy PrepareLegacy(const ActivationBlock* x, int n_blocks) {
   using L = LegacyLayout<kType>;
-  thread_local std::vector<LegacyActivation> prepared;
-  prepared.resize(n_blocks);
+  thread_local std::vector<LegacyActivation> blocks;
+  thread_local std::vector<float> scale, sum;
+  blocks.resize(n_blocks);
+  scale.resize(n_blocks);
+  sum.resize(n_blocks);
   for (int b = 0; b < n_blocks; ++b) {
-    LegacyActivation& a = prepared[b];
-    a.q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q));
-    const __m256i lane_sums = _mm256_madd_epi16(_mm256_maddubs_epi16(Bytes<Isa>(1), a.q), _mm256_set1_epi16(1));
-    const float sum = x[b].scale * Sum8<Isa>(_mm256_cvtepi32_ps(lane_sums));
-    a.terms = _mm_setr_ps(-static_cast<float>(L::kOffset) * sum, L::kMin ? sum : 0.0f, 0.0f, 0.0f);
-    a.scale = x[b].scale;
+    const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q));
+    const __m256i pairs = _mm256_maddubs_epi16(Bytes<Isa>(1), q);
+    blocks[b] = {q, _mm256_mullo_epi16(pairs, _mm256_set1_epi16(L::kOffset))};
+    scale[b] = x[b].scale;
+    sum[b] = x[b].scale * Sum8<Isa>(_mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1))));
   }
-  return prepared.data();
-}
-
-// A block's first 32 bits, d and (for the min types) m, as floats d m d m … in all eight
-// lanes: a broadcast 32-bit load and one conversion. The types without m carry two quants'
-// bytes where m would be, any float16 at all, NaN too: their lane 1 is never read.
-template <class Isa>
-__m256 LegacyHeads(const uint8_t* p) {
-  int32_t head;
-  std::memcpy(&head, p, 4);
-  return _mm256_cvtph_ps(_mm_set1_epi32(head));
+  return {blocks.data(), scale.data(), sum.data()};
 }
 
 // kRows legacy rows · x, in step (row_streams.h): each block of x is prepared once for all
 // of them, and maddubs multiplies the unsigned quants by it directly, where a signed product
 // would first move each row's signs onto x. This walk is bound by its arithmetic, not by
-// memory: on one AMD Zen 3 core decode went from 10.8–12.1 to 13.4–13.7 tokens/s on
-// llama3.2-1b q4_0, from 26.5–28.9 to 30.7–33.1 on qwen2.5-0.5b q4_0, from 21.7–22.0 to
-// 25.3–25.7 on qwen2.5-0.5b q4_k_m (mostly Q5_0), against one row at a time with the signs
-// moved.
+// memory, so each block's scale is one conversion of d (and m) in four lanes, multiplied
+// by x's scale before it is broadcast, and the offset comes off in int16. On one AMD Zen 3
+// core, qwen2.5-0.5b q4_k_m (mostly Q5_0) decoded at 21.7–22.0 tokens/s with one row at a
+// time and the signs moved, 25.3–25.7 with four rows in step.
 template <class Isa, WeightType kType, int kRows>
-void DotLegacyRows(const RowsInStep& rows, const LegacyActivation* x, int n_blocks) {
+void DotLegacyRows(const RowsInStep& rows, const PreparedLegacy& x, int n_blocks) {
   using L = LegacyLayout<kType>;
   const __m256i ones = _mm256_set1_epi16(1);
   __m256 acc[kRows];
-  __m128 terms[kRows];
+  __m128 m_sum[kRows];  // lane 1: Σ m·scale·Σx, for the types with m
   for (int r = 0; r < kRows; ++r) {
     acc[r] = _mm256_setzero_ps();
-    terms[r] = _mm_setzero_ps();
+    m_sum[r] = _mm_setzero_ps();
   }
   const auto block = [&](int r, int b) {
     const uint8_t* p = rows.data + r * rows.bytes_apart + b * L::kBytes;
-    const __m256i q = LegacyQuants<Isa>(p + L::kQs, L::kFive ? p + L::kQh : nullptr);
-    const __m256i dot = _mm256_madd_epi16(_mm256_maddubs_epi16(q, x[b].q), ones);
-    const __m256 heads = LegacyHeads<Isa>(p);
-    const __m256 scales = _mm256_mul_ps(_mm256_moveldup_ps(heads), _mm256_broadcast_ss(&x[b].scale));
-    acc[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), scales, acc[r]);
-    terms[r] = _mm_fmadd_ps(_mm256_castps256_ps128(heads), x[b].terms, terms[r]);  // d·offset term, m·Σx
+    __m256i pairs = _mm256_maddubs_epi16(LegacyQuants<Isa>(p + L::kQs, L::kFive ? p + L::kQh : nullptr), x.blocks[b].q);
+    if (L::kOffset != 0) pairs = _mm256_sub_epi16(pairs, x.blocks[b].offset_pairs);
+    const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, ones));
+    // d and m: a block's first 32 bits. The types without m carry two quants' bytes there,
+    // any float16 at all, NaN too: their lane 1 is never read.
+    int32_t head;
+    std::memcpy(&head, p, 4);
+    const __m128 heads = _mm_cvtph_ps(_mm_cvtsi32_si128(head));
+    const __m256 scale = _mm256_broadcastss_ps(_mm_mul_ss(heads, _mm_load_ss(x.scale + b)));
+    acc[r] = _mm256_fmadd_ps(dot, scale, acc[r]);
+    if (L::kMin) m_sum[r] = _mm_fmadd_ps(heads, _mm_broadcast_ss(x.sum + b), m_sum[r]);
   };
   int b = 0;
   for (; b + 4 <= n_blocks; b += 4) {
@@ -191,8 +193,8 @@ void DotLegacyRows(const RowsInStep& rows, const LegacyActivation* x, int n_bloc
     for (int r = 0; r < kRows; ++r) block(r, b);
   }
   for (int r = 0; r < kRows; ++r) {
-    const float m_term = L::kMin ? _mm_cvtss_f32(_mm_movehdup_ps(terms[r])) : 0.0f;
-    rows.y[r * rows.step] = Sum8<Isa>(acc[r]) + _mm_cvtss_f32(terms[r]) + m_term;
+    const float m_term = L::kMin ? _mm_cvtss_f32(_mm_movehdup_ps(m_sum[r])) : 0.0f;
+    rows.y[r * rows.step] = Sum8<Isa>(acc[r]) + m_term;
   }
 }
 
@@ -375,7 +377,7 @@ void WholeRowsInStreams(const Matrix& w, int row_begin, int row_end, float* y, R
 template <class Isa, WeightType kType>
 void RowsLegacy(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
   const int n_blocks = w.cols / kQ8Block;
-  const LegacyActivation* prepared = PrepareLegacy<Isa, kType>(x, n_blocks);
+  const PreparedLegacy prepared = PrepareLegacy<Isa, kType>(x, n_blocks);
   InStreams<4>(w, row_begin, row_end, y, [&](auto streams, const RowsInStep& rows) {
     DotLegacyRows<Isa, kType, decltype(streams)::value>(rows, prepared, n_blocks);
   });
