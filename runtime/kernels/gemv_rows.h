@@ -340,15 +340,17 @@ float DotK(const void* row, const ActivationBlockK* x, int n, int block_bytes) {
     PrefetchAhead(p, block_bytes, kPrefetchAhead);
     kUnpack(p, &k);
     const __m256i scale = _mm256_load_si256(reinterpret_cast<const __m256i*>(k.scale));
-    // Each scale twice in a 32-bit lane: `pairs[0]` holds groups 0..3 and 8..11, `pairs[1]`
-    // groups 4..7 and 12..15 (unpack works within each 128-bit half).
-    const __m256i pairs[2] = {_mm256_unpacklo_epi16(scale, scale), _mm256_unpackhi_epi16(scale, scale)};
+    // Word c of the lower half group 2c's scale, of the upper half group 2c + 1's: then an
+    // in-lane shuffle puts chunk c's two scales in place, where a lane-crossing permute per
+    // chunk had been.
+    const __m256i even_odd = _mm256_shuffle_epi8(
+        scale, _mm256_setr_epi8(0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15,
+                                0, 1, 4, 5, 8, 9, 12, 13, 2, 3, 6, 7, 10, 11, 14, 15));
+    const __m256i by_chunk = _mm256_permute4x64_epi64(even_odd, _MM_SHUFFLE(3, 1, 2, 0));
     __m256i dot = _mm256_setzero_si256();
     for (int c = 0; c < 8; ++c) {  // weights 32c .. 32c + 31: groups 2c and 2c + 1
       const __m256i qx = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q + 32 * c));
-      const int lane = (c % 2) * 2 + (c / 4) * 4;
-      const __m256i scales = _mm256_permutevar8x32_epi32(
-          pairs[(c / 2) % 2], _mm256_setr_epi32(lane, lane, lane, lane, lane + 1, lane + 1, lane + 1, lane + 1));
+      const __m256i scales = _mm256_shuffle_epi8(by_chunk, _mm256_set1_epi16(static_cast<int16_t>(((2 * c + 1) << 8) | (2 * c))));
       dot = _mm256_add_epi32(dot, _mm256_madd_epi16(_mm256_maddubs_epi16(k.q[c], qx), scales));
     }
     const __m256i sums = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].sums));
