@@ -117,37 +117,37 @@ __m256i LegacyQuants(const uint8_t* qs, const uint8_t* qh) {
 // The activations as every row of one legacy product meets them, prepared once per product
 // so that the rows read in step (below) share the work. Per block: the quants, and for the
 // types with an offset (weight = d·(q − offset)) what the offset takes off each pair's
-// product, offset·(x₂ᵢ + x₂ᵢ₊₁) as maddubs leaves it in int16; apart, each block's scale and,
-// for Q4_1/Q5_1 (weight = d·q + m), scale · Σx, which m multiplies. 64 bytes a block: at
-// 96, an 8192-wide row's activations filled a 32 KiB L1 and llama3.2-1b's Q4_0 decode
-// gained nothing.
+// product, offset·(x₂ᵢ + x₂ᵢ₊₁) as maddubs leaves it in int16; apart, for Q4_1/Q5_1
+// (weight = d·q + m), scale · Σx, which m multiplies. Each block's scale is read from x
+// itself. 64 bytes a block: at 96, an 8192-wide row's activations filled a 32 KiB L1 and
+// llama3.2-1b's Q4_0 decode gained nothing.
 struct alignas(32) LegacyActivation {
   __m256i q;
-  __m256i offset_pairs;
+  __m256i offset_pairs;  // set and read only for the types with an offset
 };
 
 struct PreparedLegacy {
+  const ActivationBlock* x;
   const LegacyActivation* blocks;
-  const float* scale;
-  const float* sum;
+  const float* sum;      // only for the types with m
 };
 
 template <class Isa, WeightType kType>
 PreparedLegacy PrepareLegacy(const ActivationBlock* x, int n_blocks) {
   using L = LegacyLayout<kType>;
   thread_local std::vector<LegacyActivation> blocks;
-  thread_local std::vector<float> scale, sum;
+  thread_local std::vector<float> sum;
   blocks.resize(n_blocks);
-  scale.resize(n_blocks);
-  sum.resize(n_blocks);
+  if (L::kMin) sum.resize(n_blocks);
   for (int b = 0; b < n_blocks; ++b) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q));
-    const __m256i pairs = _mm256_maddubs_epi16(Bytes<Isa>(1), q);
-    blocks[b] = {q, _mm256_mullo_epi16(pairs, _mm256_set1_epi16(L::kOffset))};
-    scale[b] = x[b].scale;
-    sum[b] = x[b].scale * Sum8<Isa>(_mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1))));
+    blocks[b].q = q;
+    if (L::kOffset != 0) {
+      blocks[b].offset_pairs = _mm256_mullo_epi16(_mm256_maddubs_epi16(Bytes<Isa>(1), q), _mm256_set1_epi16(L::kOffset));
+    }
+    if (L::kMin) sum[b] = x[b].scale * Sum8<Isa>(_mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(Bytes<Isa>(1), q), _mm256_set1_epi16(1))));
   }
-  return {blocks.data(), scale.data(), sum.data()};
+  return {x, blocks.data(), sum.data()};
 }
 
 // kRows legacy rows · x, in step (row_streams.h): each block of x is prepared once for all
@@ -179,7 +179,7 @@ void DotLegacyRows(const RowsInStep& rows, const PreparedLegacy& x, int n_blocks
     int32_t head;
     std::memcpy(&head, p, 4);
     const __m128 heads = _mm_cvtph_ps(_mm_cvtsi32_si128(head));
-    const __m256 scale = _mm256_broadcastss_ps(_mm_mul_ss(heads, _mm_load_ss(x.scale + b)));
+    const __m256 scale = _mm256_broadcastss_ps(_mm_mul_ss(heads, _mm_load_ss(&x.x[b].scale)));
     acc[r] = _mm256_fmadd_ps(dot, scale, acc[r]);
     if (L::kMin) m_sum[r] = _mm_fmadd_ps(heads, _mm_broadcast_ss(x.sum + b), m_sum[r]);
   };
