@@ -15,10 +15,15 @@
 namespace toyllm {
 namespace {
 
-// weight = d·(q − offset) (+ m) for the unsigned q vpdpbusd multiplies; Q8_0's signed
-// quants become unsigned with their top bit flipped, q + 128.
-template <WeightType kType>
-constexpr int kUnsignedOffset = kType == WeightType::kQ8_0 ? 128 : LegacyLayout<kType>::kOffset;
+// How far ahead of the blocks being read their row is prefetched (runtime/kernels/
+// prefetch.h): without it, Q8_0 rows of llama3.2-1b read 7.9 GB/s from memory on one
+// thread of an Intel Xeon (Emerald Rapids) whose DRAM delivers 15; decode 6.3 → 9.6 tok/s
+// with 4 KiB ahead, 12.0 → 17.4–18.1 on two threads; 1 and 2 KiB gained less, 8 KiB no more.
+constexpr int kPrefetchAhead = 4096;
+
+// Q8_0, two blocks at a time. vpdpbusd multiplies unsigned bytes by signed ones: Q8_0's
+// signed quants become unsigned with their top bit flipped, q + 128, and the accumulator
+// starts at −128 · Σx to take the 128 off again.
 
 // a in the lower eight float lanes, b in the upper eight.
 __m512 Halves(float a, float b) {
@@ -33,15 +38,13 @@ __m512i Pair32(const void* a, const void* b) {
 
 // The activations as every row of one product meets them, so that the work done once per
 // pair of blocks is not done again for each row: per pair, the quants side by side, the
-// accumulator's start (−offset · Σ of each lane's four quants, which takes the weights'
-// offset off their dot product), each block's scale in its eight lanes and, for the types
-// with a min, each block's Σx in its second lane (where the block's m lands, below).
+// accumulator's start (−128 · Σ of each lane's four quants) and each block's scale in its
+// eight lanes.
 struct alignas(64) PairedActivations {
   __m512i q, start;
-  __m512 scale, sum;
+  __m512 scale;
 };
 
-template <WeightType kType>
 const PairedActivations* Paired(const ActivationBlock* x, int n_blocks) {
   thread_local std::vector<PairedActivations> paired;
   paired.resize((n_blocks + 1) / 2);
@@ -51,80 +54,38 @@ const PairedActivations* Paired(const ActivationBlock* x, int n_blocks) {
     const ActivationBlock& x1 = 2 * p + 1 < n_blocks ? x[2 * p + 1] : kNone;
     paired[p].q = Pair32(x0.q, x1.q);
     const __m512i lane_sums = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8(1), paired[p].q);
-    paired[p].start = _mm512_mullo_epi32(lane_sums, _mm512_set1_epi32(-kUnsignedOffset<kType>));
+    paired[p].start = _mm512_mullo_epi32(lane_sums, _mm512_set1_epi32(-128));
     paired[p].scale = Halves(x0.scale, x1.scale);
-    if (LegacyLayout<kType>::kMin) {
-      const float sum0 = x0.scale * static_cast<float>(_mm512_mask_reduce_add_epi32(0x00FF, lane_sums));
-      const float sum1 = x1.scale * static_cast<float>(_mm512_mask_reduce_add_epi32(0xFF00, lane_sums));
-      paired[p].sum = _mm512_maskz_mov_ps(0x0202, Halves(sum0, sum1));
-    }
   }
   return paired.data();
 }
 
-// 16 bytes, in both halves of a 256-bit register.
-__m256i Twice16(const uint8_t* p) {
-  return _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-
-// Both blocks' quants as unsigned bytes, in the order of their weights.
-template <WeightType kType>
-__m512i PairQuants(const uint8_t* w0, const uint8_t* w1) {
-  using L = LegacyLayout<kType>;
-  if (kType == WeightType::kQ8_0) return _mm512_xor_si512(Pair32(w0 + L::kQs, w1 + L::kQs), _mm512_set1_epi8(-128));
-  // Nibbles: 128-bit lanes hold block 0's weights 0..15 and 16..31, then block 1's.
-  const __m512i packed = _mm512_inserti64x4(_mm512_castsi256_si512(Twice16(w0 + L::kQs)), Twice16(w1 + L::kQs), 1);
-  constexpr int64_t kFour = 0x0004000400040004;  // per 128-bit lane: shift 0, 4, 0, 4
-  const __m512i shifts = _mm512_set_epi64(kFour, kFour, 0, 0, kFour, kFour, 0, 0);
-  const __m512i q = _mm512_and_si512(_mm512_srlv_epi16(packed, shifts), _mm512_set1_epi8(0x0F));
-  if (!L::kFive) return q;
-  uint32_t h0, h1;  // bit i of qh is weight i's fifth bit: a mask, one bit per byte lane
-  std::memcpy(&h0, w0 + L::kQh, 4);
-  std::memcpy(&h1, w1 + L::kQh, 4);
-  return _mm512_mask_add_epi8(q, h0 | uint64_t{h1} << 32, q, _mm512_set1_epi8(0x10));
-}
-
-// The 32 bits at each block's start, d and (for the min types) m, as floats: d0 m0 d0 m0 …
-// in the lower eight lanes, d1 m1 … in the upper. Broadcasting whole 32-bit words from
-// memory costs no shuffle; the types without m carry two quants' bytes where m would be.
-__m512 PairHeads(const uint8_t* w0, const uint8_t* w1) {
-  int32_t h0, h1;
-  std::memcpy(&h0, w0, 4);
-  std::memcpy(&h1, w1, 4);
-  return _mm512_cvtph_ps(_mm256_mask_set1_epi32(_mm256_set1_epi32(h0), 0xF0, h1));
-}
-
-// How far ahead of the blocks being read their row is prefetched (runtime/kernels/
-// prefetch.h): without it, Q8_0 rows of llama3.2-1b read 7.9 GB/s from memory on one
-// thread of an Intel Xeon (Emerald Rapids) whose DRAM delivers 15; decode 6.3 → 9.6 tok/s
-// with 4 KiB ahead, 12.0 → 17.4–18.1 on two threads; 1 and 2 KiB gained less, 8 KiB no more.
-constexpr int kPrefetchAhead = 4096;
-
 // The rows' dot products with x, kRows rows in step (runtime/kernels/row_streams.h).
-template <WeightType kType, int kRows>
-void DotRows(const RowsInStep& rows, const PairedActivations* x, int n_blocks) {
-  using L = LegacyLayout<kType>;
-  __m512 acc[kRows][2], mins[kRows][2];
-  for (int r = 0; r < kRows; ++r) {
-    acc[r][0] = acc[r][1] = mins[r][0] = mins[r][1] = _mm512_setzero_ps();
-  }
+template <int kRows>
+void DotQ8_0Rows(const RowsInStep& rows, const PairedActivations* x, int n_blocks) {
+  constexpr int kBytes = sizeof(BlockQ8_0);
+  __m512 acc[kRows][2];
+  for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_ps();
   // Pair p of row r: blocks 2p and b1 (2p + 1, or 2p again for an odd row's last, against zeros).
   const auto pair = [&](int r, int p, int b1, int into) {
     const uint8_t* row = rows.data + r * rows.bytes_apart;
-    const uint8_t* w0 = row + 2 * p * L::kBytes;
-    const uint8_t* w1 = row + b1 * L::kBytes;
-    const __m512i dot = _mm512_dpbusd_epi32(x[p].start, PairQuants<kType>(w0, w1), x[p].q);
-    const __m512 heads = PairHeads(w0, w1);
-    const __m512 scales = _mm512_mul_ps(_mm512_moveldup_ps(heads), x[p].scale);
-    acc[r][into] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), scales, acc[r][into]);
-    if (L::kMin) mins[r][into] = _mm512_fmadd_ps(heads, x[p].sum, mins[r][into]);  // m·Σx; d·0
+    const uint8_t* w0 = row + 2 * p * kBytes;
+    const uint8_t* w1 = row + b1 * kBytes;
+    const __m512i q = _mm512_xor_si512(Pair32(w0 + offsetof(BlockQ8_0, q), w1 + offsetof(BlockQ8_0, q)), _mm512_set1_epi8(-128));
+    const __m512i dot = _mm512_dpbusd_epi32(x[p].start, q, x[p].q);
+    // Each block's first 32 bits broadcast from memory, no shuffle: d and two quant bytes.
+    int32_t h0, h1;
+    std::memcpy(&h0, w0, 4);
+    std::memcpy(&h1, w1, 4);
+    const __m512 d = _mm512_moveldup_ps(_mm512_cvtph_ps(_mm256_mask_set1_epi32(_mm256_set1_epi32(h0), 0xF0, h1)));
+    acc[r][into] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, x[p].scale), acc[r][into]);
   };
   const int n_pairs = n_blocks / 2;
   int p = 0;
   for (; p + 2 <= n_pairs; p += 2) {  // two accumulators, so that no FMA waits on the last
 #pragma GCC unroll 8
     for (int r = 0; r < kRows; ++r) {
-      PrefetchAhead(rows.data + r * rows.bytes_apart + 2 * p * L::kBytes, 4 * L::kBytes, kPrefetchAhead);
+      PrefetchAhead(rows.data + r * rows.bytes_apart + 2 * p * kBytes, 4 * kBytes, kPrefetchAhead);
       pair(r, p, 2 * p + 1, 0);
       pair(r, p + 1, 2 * p + 3, 1);
     }
@@ -136,8 +97,129 @@ void DotRows(const RowsInStep& rows, const PairedActivations* x, int n_blocks) {
       ++tail;
     }
     if (2 * tail < n_blocks) pair(r, tail, 2 * tail, 1);
-    const __m512 sum = _mm512_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]), _mm512_add_ps(mins[r][0], mins[r][1]));
-    rows.y[r * rows.step] = _mm512_reduce_add_ps(sum);
+    rows.y[r * rows.step] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r][0], acc[r][1]));
+  }
+}
+
+// The nibble types four blocks at a time. A step's bytes (72 for Q4_0, up to 96 for Q5_1)
+// come in with two loads, and one permute of 16-bit words — every field of these blocks
+// starts on an even byte — lays the four blocks' quant bytes side by side, block k in
+// 128-bit lane k; another gathers the four d (and m). The low nibbles then meet x's first
+// 16 values of each block and the high nibbles its last 16, in two vpdpbusd, and one FMA
+// scales all four blocks: about 11 vector instructions for 128 weights where a walk in
+// pairs like Q8_0's took 20. In-cache rows 2048 wide on one Zen 5 core, GB/s: Q4_0
+// 29.5–30.4 → 44.5–47.0, Q4_1 30–31 → 44–46, Q5_0 and Q5_1 30 → 35–37 (Q5_0 896 wide,
+// Qwen2.5-0.5B's: 20 → 34).
+template <WeightType kType>
+struct Quads {
+  using L = LegacyLayout<kType>;
+  static constexpr int kWords = L::kBytes / 2;  // a block's 16-bit words
+  static constexpr int kStepWords = 4 * kWords;
+  static_assert(L::kBytes % 2 == 0 && L::kQs % 2 == 0 && L::kQh % 2 == 0, "fields on even bytes");
+  static_assert(kStepWords <= 64, "a step fits two 64-byte loads");
+
+  // Word w of the quants' permute: lane w / 8 is block w / 8, its quant words in order.
+  static __m512i QuantIndex() {
+    alignas(64) int16_t index[32];
+    for (int w = 0; w < 32; ++w) index[w] = static_cast<int16_t>(w / 8 * kWords + L::kQs / 2 + w % 8);
+    return _mm512_load_si512(index);
+  }
+  // Word w < 16 of the heads' permute: block w / 4's d in all four lanes that block's sums
+  // fill, or for the min types d, m, d, m (the odd lanes are where m meets Σx).
+  static __m512i HeadIndex() {
+    alignas(64) int16_t index[32] = {};
+    for (int w = 0; w < 16; ++w) index[w] = static_cast<int16_t>(w / 4 * kWords + (L::kMin ? w % 2 : 0));
+    return _mm512_load_si512(index);
+  }
+  // Words 0..3 of the fifth bits' permute: the four blocks' qh bits 0..15, words 4..7 their
+  // bits 16..31: each half, as a 64-bit number, the mask of its nibbles' lanes.
+  static __m512i QhIndex() {
+    alignas(64) int16_t index[32] = {};
+    for (int w = 0; w < 8; ++w) index[w] = static_cast<int16_t>(w % 4 * kWords + L::kQh / 2 + w / 4);
+    return _mm512_load_si512(index);
+  }
+};
+
+// Four activation blocks as every row meets them: block k's x[0, 16) in lane k of `low`, its
+// x[16, 32) in lane k of `high`, the accumulator's start (−offset · Σ of the eight x each
+// int32 lane multiplies), block k's scale in lanes 4k..4k+3 and, for the min types, its
+// scale · Σx in lane 4k + 1. A block past the row's end is zeros.
+struct alignas(64) QuadActivations {
+  __m512i low, high, start;
+  __m512 scale, sum;
+};
+
+template <WeightType kType>
+const QuadActivations* InQuads(const ActivationBlock* x, int n_blocks) {
+  thread_local std::vector<QuadActivations> quads;
+  quads.resize((n_blocks + 3) / 4);
+  const __m512i ones = _mm512_set1_epi8(1);
+  for (int s = 0; s < static_cast<int>(quads.size()); ++s) {
+    QuadActivations& q = quads[s];
+    q.low = q.high = _mm512_setzero_si512();
+    q.scale = _mm512_setzero_ps();
+    for (int k = 0; k < 4 && 4 * s + k < n_blocks; ++k) {
+      const ActivationBlock& b = x[4 * s + k];
+      const __mmask16 lanes = static_cast<__mmask16>(0xF << (4 * k));
+      q.low = _mm512_mask_broadcast_i32x4(q.low, lanes, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.q)));
+      q.high = _mm512_mask_broadcast_i32x4(q.high, lanes, _mm_loadu_si128(reinterpret_cast<const __m128i*>(b.q + 16)));
+      q.scale = _mm512_mask_broadcastss_ps(q.scale, lanes, _mm_set_ss(b.scale));
+    }
+    const __m512i lane_sums = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(_mm512_setzero_si512(), ones, q.low), ones, q.high);
+    q.start = _mm512_mullo_epi32(lane_sums, _mm512_set1_epi32(-LegacyLayout<kType>::kOffset));
+    if (LegacyLayout<kType>::kMin) {  // each block's Σx in all four of its lanes, then kept in lane 4k + 1
+      const __m512i pairs = _mm512_add_epi32(lane_sums, _mm512_shuffle_epi32(lane_sums, _MM_PERM_BADC));
+      const __m512i totals = _mm512_add_epi32(pairs, _mm512_shuffle_epi32(pairs, _MM_PERM_CDAB));
+      q.sum = _mm512_maskz_mul_ps(0x2222, _mm512_cvtepi32_ps(totals), q.scale);
+    }
+  }
+  return quads.data();
+}
+
+// The rows' dot products with x, kRows rows in step (runtime/kernels/row_streams.h).
+template <WeightType kType, int kRows>
+void DotQuadRows(const RowsInStep& rows, const QuadActivations* x, int n_blocks) {
+  using L = LegacyLayout<kType>;
+  using Q = Quads<kType>;
+  const __m512i quant_index = Q::QuantIndex(), head_index = Q::HeadIndex(), qh_index = Q::QhIndex();
+  const __m512i nibble = _mm512_set1_epi8(0x0F);
+  __m512 acc[kRows], mins[kRows];
+  for (int r = 0; r < kRows; ++r) acc[r] = mins[r] = _mm512_setzero_ps();
+  // Step s of row r, its first `blocks` blocks (1..4; the rest read as zeros).
+  const auto step = [&](int r, int s, int blocks) {
+    const uint8_t* w = rows.data + r * rows.bytes_apart + 4 * s * L::kBytes;
+    const int words = blocks * Q::kWords;
+    const __m512i first = words >= 32 ? _mm512_loadu_si512(w) : _mm512_maskz_loadu_epi16(static_cast<__mmask32>((uint64_t{1} << words) - 1), w);
+    const __m512i second = _mm512_maskz_loadu_epi16(words > 32 ? static_cast<__mmask32>((uint64_t{1} << (words - 32)) - 1) : 0, w + 64);
+    const __m512i packed = _mm512_permutex2var_epi16(first, quant_index, second);
+    __m512i low = _mm512_and_si512(packed, nibble);
+    __m512i high = _mm512_and_si512(_mm512_srli_epi16(packed, 4), nibble);
+    if (L::kFive) {
+      // Bit j of block k's qh is weight j's fifth bit: bits 0..15 go with the low nibbles'
+      // lanes 16k..16k+15, bits 16..31 with the high nibbles'.
+      const __m128i bits = _mm512_castsi512_si128(_mm512_permutex2var_epi16(first, qh_index, second));
+      const uint64_t low_bits = _mm_cvtsi128_si64(bits), high_bits = _mm_extract_epi64(bits, 1);
+      const __m512i five = _mm512_set1_epi8(0x10);
+      low = _mm512_mask_add_epi8(low, low_bits, low, five);
+      high = _mm512_mask_add_epi8(high, high_bits, high, five);
+    }
+    const __m512i dot = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(x[s].start, low, x[s].low), high, x[s].high);
+    const __m512 heads = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutex2var_epi16(first, head_index, second)));
+    const __m512 d = L::kMin ? _mm512_moveldup_ps(heads) : heads;
+    acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_mul_ps(d, x[s].scale), acc[r]);
+    if (L::kMin) mins[r] = _mm512_fmadd_ps(heads, x[s].sum, mins[r]);  // m·Σx in lane 4k + 1
+  };
+  const int n_steps = n_blocks / 4;
+  for (int s = 0; s < n_steps; ++s) {
+#pragma GCC unroll 8
+    for (int r = 0; r < kRows; ++r) {
+      PrefetchAhead(rows.data + r * rows.bytes_apart + 4 * s * L::kBytes, 4 * L::kBytes, kPrefetchAhead);
+      step(r, s, 4);
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    if (n_blocks % 4 != 0) step(r, n_steps, n_blocks % 4);
+    rows.y[r * rows.step] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r], mins[r]));
   }
 }
 
@@ -147,10 +229,17 @@ constexpr int kStreams = 4;
 template <WeightType kType>
 void Rows(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
   const int n_blocks = w.cols / kQ8Block;
-  const PairedActivations* paired = Paired<kType>(x, n_blocks);
-  InStreams<kStreams>(w, row_begin, row_end, y, [&](auto streams, const RowsInStep& rows) {
-    DotRows<kType, decltype(streams)::value>(rows, paired, n_blocks);
-  });
+  if constexpr (kType == WeightType::kQ8_0) {
+    const PairedActivations* paired = Paired(x, n_blocks);
+    InStreams<kStreams>(w, row_begin, row_end, y, [&](auto streams, const RowsInStep& rows) {
+      DotQ8_0Rows<decltype(streams)::value>(rows, paired, n_blocks);
+    });
+  } else {
+    const QuadActivations* quads = InQuads<kType>(x, n_blocks);
+    InStreams<kStreams>(w, row_begin, row_end, y, [&](auto streams, const RowsInStep& rows) {
+      DotQuadRows<kType, decltype(streams)::value>(rows, quads, n_blocks);
+    });
+  }
 }
 
 }  // namespace
