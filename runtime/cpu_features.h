@@ -8,7 +8,8 @@ namespace toyllm {
 enum class CpuLevel {
   kScalar,  // portable C++
   kAvx2,    // AVX2 + FMA + F16C (Haswell, Zen 1 and later)
-  kAvx512,  // AVX-512 F/BW/VL/VNNI + the above (Ice Lake, Zen 4 and later)
+  kAvx512,  // AVX-512 F/BW/VL/VNNI/VBMI + the above (Ice Lake, Zen 4 and later; Skylake-X,
+            // Cascade Lake and Cooper Lake, without VBMI, run the AVX2 kernels)
 };
 
 // The best level this CPU supports; TOYLLM_CPU=scalar|avx2 caps it (to compare paths).

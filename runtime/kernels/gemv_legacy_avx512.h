@@ -3,7 +3,7 @@
 // files are all Q4_0, and Q8_0 is the type most files are benchmarked in. Q8_0 goes two
 // blocks to a 512-bit register, its quants made unsigned for vpdpbusd; the nibble types
 // four blocks to a register, laid out by one word permute, their low and high nibbles in
-// two vpdpbusd, Q5's fifth bits added through masks. One FMA scales all the blocks of a
+// two vpdpbusd, Q5's fifth bits put in place by vpmultishiftqb. One FMA scales all the blocks of a
 // register at once; Q4_1/Q5_1's min term m·Σx takes each activation block's Σx, computed
 // once per product. (Q8_0 on gemv_rows.h's 256-bit walk read 31 GB/s in cache on one Zen
 // 5 core, barely more than memory delivers, so decode reached neither.)
