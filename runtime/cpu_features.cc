@@ -29,7 +29,7 @@ bool HasAvx512Bf16() {
 // llama3.2-1b q8_0 pp512 ran 36.6 tok/s through the bf16 GEMM, 64.9 through sgemm. On Zen 4
 // it is the other way round (190–215 GFLOP/s against sgemm's 95).
 bool IsAmd() {
-  unsigned eax, ebx, ecx, edx;
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;  // gcc -O1 cannot see __get_cpuid set them
   return __get_cpuid(0, &eax, &ebx, &ecx, &edx) && ebx == signature_AMD_ebx && edx == signature_AMD_edx &&
          ecx == signature_AMD_ecx;
 }

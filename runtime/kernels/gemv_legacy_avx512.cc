@@ -108,8 +108,8 @@ void DotQ8_0Rows(const RowsInStep& rows, const PairedActivations* x, int n_block
 // 16 values of each block and the high nibbles its last 16, in two vpdpbusd, and one FMA
 // scales all four blocks: about 11 vector instructions for 128 weights where a walk in
 // pairs like Q8_0's took 20. In-cache rows 2048 wide on one Zen 5 core, GB/s: Q4_0
-// 29.5–30.4 → 44.5–47.0, Q4_1 30–31 → 44–46, Q5_0 and Q5_1 30 → 35–37 (Q5_0 896 wide,
-// Qwen2.5-0.5B's: 20 → 34).
+// 29.5–30.4 → 44.5–47.0, Q4_1 30–31 → 44–46, Q5_0 and Q5_1 30 → 39–41 with their fifth
+// bits as below (Q5_0 896 wide, Qwen2.5-0.5B's, 20 → 34 before that).
 template <WeightType kType>
 struct Quads {
   using L = LegacyLayout<kType>;
@@ -137,8 +137,9 @@ struct Quads {
     for (int w = 0; w < 32; ++w) index[w] = static_cast<int16_t>(w / 8 * kWords + L::kQh / 2 + w % 2);
     return _mm512_load_si512(index);
   }
-  // vpmultishiftqb's selectors: byte j of a lane takes the 8 bits from bit first + j − 4 of
-  // its 64 (mod 64), which puts bit first + j at bit 4.
+  // vpmultishiftqb's selectors: byte j of a 128-bit lane takes the 8 bits from bit
+  // first + j − 4 (mod 64) of its 64-bit half, which holds qh twice: bit first + j lands at
+  // bit 4.
   static __m512i FifthBitAt(int first) {
     alignas(64) uint8_t select[64];
     for (int i = 0; i < 64; ++i) select[i] = static_cast<uint8_t>((first + i % 16 - 4) & 63);
