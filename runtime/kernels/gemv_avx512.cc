@@ -124,7 +124,7 @@ float Dot(const void* row, const float* x, int n) {
 
 // Rows in four streams (row_streams.h): f16 rows from memory 13.1 → 15.5 GB/s and
 // llama3.2-1b f16 decode 4.95 → 5.8–6.0 tok/s on one Xeon (Emerald Rapids) core; float32
-// rows of 768 from memory 17–24 → 28–30 GB/s on one Zen 5 core. Float32 rows whose starts
+// rows of 768 from memory 17–24 → 25–37 GB/s on one Zen 5 core (a noisy host). Float32 rows whose starts
 // do not share a line offset (a row not a multiple of 64 bytes) each keep their own head.
 template <class T>
 void RowsInStreams(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {

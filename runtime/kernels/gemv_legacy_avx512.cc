@@ -205,7 +205,7 @@ void DotQuadRows(const RowsInStep& rows, const QuadActivations* x, int n_blocks)
     if (L::kFive) {
       // Bit j of block k's qh is weight j's fifth bit: bits 0..15 go with the low nibbles'
       // lanes 16k..16k+15, bits 16..31 with the high nibbles'. vpmultishiftqb moves each
-      // to bit 4 of its byte (with masks instead, Q5_0 rows ran at 36 GB/s in cache, 42 now).
+      // to bit 4 of its byte (with masks instead, Q5_0 rows ran at 35–36 GB/s in cache, 39–41 now).
       const __m512i bits = _mm512_permutex2var_epi16(first, qh_index, second);
       low = _mm512_or_si512(low, _mm512_and_si512(_mm512_multishift_epi64_epi8(low_fifth, bits), fifth));
       high = _mm512_or_si512(high, _mm512_and_si512(_mm512_multishift_epi64_epi8(high_fifth, bits), fifth));
@@ -226,7 +226,7 @@ void DotQuadRows(const RowsInStep& rows, const QuadActivations* x, int n_blocks)
   }
   for (int r = 0; r < kRows; ++r) {
     if (n_blocks % 4 != 0) step(r, n_steps, n_blocks % 4);
-    rows.y[r * rows.step] = _mm512_reduce_add_ps(_mm512_add_ps(acc[r], mins[r]));
+    rows.y[r * rows.step] = _mm512_reduce_add_ps(L::kMin ? _mm512_add_ps(acc[r], mins[r]) : acc[r]);
   }
 }
 
