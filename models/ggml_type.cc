@@ -23,6 +23,7 @@ bool LookUpGgmlType(uint32_t id, GgmlTypeTraits* traits) {
     case GgmlType::kQ4_K: name = "q4_k"; break;
     case GgmlType::kQ5_K: name = "q5_k"; break;
     case GgmlType::kQ6_K: name = "q6_k"; break;
+    case GgmlType::kIQ4_NL: name = "iq4_nl"; break;
   }
   if (name == nullptr) return false;
   const BlockShape shape = BlockShapeOf(static_cast<GgmlType>(id));
@@ -37,6 +38,7 @@ std::vector<int> ScaleOffsets(GgmlType type) {
   switch (type) {
     case GgmlType::kQ4_0:
     case GgmlType::kQ5_0:
+    case GgmlType::kIQ4_NL:
     case GgmlType::kQ8_0: return {0};
     case GgmlType::kQ4_1:
     case GgmlType::kQ5_1:
@@ -72,7 +74,6 @@ std::string UnsupportedGgmlType(uint32_t id) {
     case 17: return "iq2_xs";
     case 18: return "iq3_xxs";
     case 19: return "iq1_s";
-    case 20: return "iq4_nl";
     case 21: return "iq3_s";
     case 22: return "iq2_s";
     case 23: return "iq4_xs";

@@ -35,7 +35,7 @@ std::string UnsupportedGgmlType(uint32_t id);
 
 // The types toyllm reads, by name, for that error's "supported" list.
 constexpr char kSupportedGgmlTypes[] =
-    "f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k";
+    "f32, f16, bf16, q4_0, q4_1, q5_0, q5_1, q8_0, q2_k, q3_k, q4_k, q5_k, q6_k, iq4_nl";
 
 }  // namespace toyllm
 

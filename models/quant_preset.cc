@@ -109,11 +109,10 @@ GgmlType PresetTensorType(const QuantPreset& preset, const TensorSlot& slot) {
   if (!IsBlockQuantized(preset.base)) return preset.base;
   GgmlType type = Preferred(preset, slot);
   if (slot.cols % BlockShapeOf(type).elements == 0) return type;
-  // llama.cpp's fallbacks. For Q2_K and Q3_K it takes IQ4_NL, which toyllm does not
-  // implement; Q4_0 is the legacy type of the same size.
+  // llama.cpp's fallbacks: for Q2_K and Q3_K the 32-block type with a non-linear grid.
   switch (type) {
     case GgmlType::kQ2_K:
-    case GgmlType::kQ3_K: type = GgmlType::kQ4_0; break;
+    case GgmlType::kQ3_K: type = GgmlType::kIQ4_NL; break;
     case GgmlType::kQ4_K: type = GgmlType::kQ5_0; break;
     case GgmlType::kQ5_K: type = GgmlType::kQ5_1; break;
     case GgmlType::kQ6_K: type = GgmlType::kQ8_0; break;

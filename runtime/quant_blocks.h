@@ -37,13 +37,22 @@ struct BlockQ5_1 {
   uint8_t qs[16];
 };
 
-// Where a legacy block keeps its fields, for the kernels that read all four types with one
-// template: weight = d·(q − kOffset), or d·q + m when kMin; kFive when qh holds a fifth bit.
+// IQ4_NL: Q4_0's layout, but each nibble indexes 16 values spaced unevenly — closer near
+// zero, where most weights are — and weight = d·value. llama-quantize writes it where a
+// Q2_K or Q3_K preset meets rows that are not whole super-blocks (Qwen2.5-0.5B's 896).
+// Kept here as value + 128 (1..241): unsigned, as the other types' quants, with offset 128.
+inline constexpr uint8_t kIQ4_NLValuePlus128[16] = {1, 24, 45, 63, 79, 93, 106, 118,
+                                                    129, 141, 153, 166, 181, 197, 217, 241};
+
+// Where a legacy block keeps its fields, for the kernels that read all five types with one
+// template: weight = d·(q − kOffset), or d·q + m when kMin; kFive when qh holds a fifth bit;
+// kLookup when q is kIQ4_NLValuePlus128 of the nibble.
 template <WeightType kType>
 struct LegacyLayout {
   static constexpr bool kMin = kType == WeightType::kQ4_1 || kType == WeightType::kQ5_1;
   static constexpr bool kFive = kType == WeightType::kQ5_0 || kType == WeightType::kQ5_1;
-  static constexpr int kOffset = kMin ? 0 : kFive ? 16 : 8;
+  static constexpr bool kLookup = kType == WeightType::kIQ4_NL;
+  static constexpr int kOffset = kMin ? 0 : kFive ? 16 : kLookup ? 128 : 8;
   static constexpr int kQh = kMin ? 4 : 2;  // after d (and m)
   static constexpr int kQs = kQh + (kFive ? 4 : 0);
   static constexpr int kBytes = BlockShapeOf(kType).bytes;
@@ -94,6 +103,7 @@ static_assert(sizeof(BlockQ4_1) == BlockShapeOf(WeightType::kQ4_1).bytes);
 static_assert(sizeof(BlockQ5_0) == BlockShapeOf(WeightType::kQ5_0).bytes);
 static_assert(sizeof(BlockQ5_1) == BlockShapeOf(WeightType::kQ5_1).bytes);
 static_assert(LegacyLayout<WeightType::kQ4_0>::kQs == offsetof(BlockQ4_0, qs));
+static_assert(LegacyLayout<WeightType::kIQ4_NL>::kBytes == sizeof(BlockQ4_0));
 static_assert(LegacyLayout<WeightType::kQ4_1>::kQs == offsetof(BlockQ4_1, qs));
 static_assert(LegacyLayout<WeightType::kQ5_0>::kQh == offsetof(BlockQ5_0, qh));
 static_assert(LegacyLayout<WeightType::kQ5_0>::kQs == offsetof(BlockQ5_0, qs));

@@ -51,6 +51,14 @@ void UnpackBlock(WeightType type, const void* block, UnpackedBlock* out) {
       out->offset = 8;
       return;
     }
+    case WeightType::kIQ4_NL: {
+      const auto b = Load<BlockQ4_0>(block);  // the same layout
+      Legacy(b.qs, 0, 4, out);
+      for (int i = 0; i < 32; ++i) out->q[i] = kIQ4_NLValuePlus128[out->q[i]];
+      out->d = HalfToFloat(b.d);
+      out->offset = 128;
+      return;
+    }
     case WeightType::kQ4_1: {
       const auto b = Load<BlockQ4_1>(block);
       Legacy(b.qs, 0, 4, out);

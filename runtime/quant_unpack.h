@@ -2,8 +2,9 @@
 // integers, from which both dequantisation (ToFloat32) and the scalar GEMV compute. One
 // form for all types, so that the faster kernels have one thing to agree with:
 //   weight i = d·scale[i/16]·(q[i] − offset) − dmin·min[i/16]
-// with q unsigned (at most 6 bits), small integer scales and mins per group of 16 weights
-// (a group of 32 repeats its scale), and the block's float d and dmin.
+// with q unsigned (at most 6 bits, but for IQ4_NL's looked-up values, 8), small integer
+// scales and mins per group of 16 weights (a group of 32 repeats its scale), and the
+// block's float d and dmin.
 #ifndef TOYLLM_RUNTIME_QUANT_UNPACK_H_
 #define TOYLLM_RUNTIME_QUANT_UNPACK_H_
 

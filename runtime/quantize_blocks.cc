@@ -46,6 +46,40 @@ void SymmetricLegacy(const float* x, int bits, uint16_t* d_out, uint8_t* qs, uin
   }
 }
 
+// IQ4_NL: each weight takes the nearest of the 16 values at the block's scale; the scale
+// that puts the extreme weight on the grid's far end (−127) is a start, and 15 scales
+// around it are tried, each refitted by least squares weighted by x² (large weights
+// matter most), keeping the one that explains most of Σw·x².
+void NonLinear4(const float* x, uint16_t* d_out, uint8_t* qs) {
+  const auto value = [](int i) { return kIQ4_NLValuePlus128[i] - 128; };
+  float midpoints[15];  // the grid is sorted: v's nearest value is past every midpoint below v
+  for (int i = 0; i < 15; ++i) midpoints[i] = 0.5f * static_cast<float>(value(i) + value(i + 1));
+  const auto nearest = [&](float v) { return std::lower_bound(midpoints, midpoints + 15, v) - midpoints; };
+  const float max = SignedMax(x, 32);
+  uint8_t best_index[32] = {};
+  float best_d = 0.0f, best_score = 0.0f;
+  if (std::fabs(max) >= 1e-15f) {
+    for (int t = -7; t <= 7; ++t) {
+      const float id = (value(0) + t) / max;  // x = max lands on value(0) + t
+      uint8_t index[32];
+      float sum_qx = 0.0f, sum_q2 = 0.0f;
+      for (int j = 0; j < 32; ++j) {
+        index[j] = static_cast<uint8_t>(nearest(id * x[j]));
+        const float q = static_cast<float>(value(index[j])), w = x[j] * x[j];
+        sum_qx += w * q * x[j];
+        sum_q2 += w * q * q;
+      }
+      if (sum_q2 > 0.0f && sum_qx * sum_qx / sum_q2 > best_score) {
+        best_score = sum_qx * sum_qx / sum_q2;
+        best_d = sum_qx / sum_q2;
+        std::copy(index, index + 32, best_index);
+      }
+    }
+  }
+  *d_out = FloatToHalf(best_d);
+  for (int j = 0; j < 16; ++j) qs[j] = static_cast<uint8_t>(best_index[j] | (best_index[j + 16] << 4));
+}
+
 // Q4_1 / Q5_1: the block's [min, max] in 2^bits − 1 steps.
 void AffineLegacy(const float* x, int bits, uint16_t* d_out, uint16_t* m_out, uint8_t* qs,
                   uint32_t* qh) {
@@ -351,6 +385,11 @@ void QuantizeBlock(WeightType type, const float* x, void* out) {
       b4.d = b.d;
       std::memcpy(b4.qs, b.qs, 16);
       return Store(b4, out);
+    }
+    case WeightType::kIQ4_NL: {
+      BlockQ4_0 b;  // the same layout
+      NonLinear4(x, &b.d, b.qs);
+      return Store(b, out);
     }
     case WeightType::kQ4_1:
     case WeightType::kQ5_1: {

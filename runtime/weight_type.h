@@ -22,6 +22,7 @@ enum class WeightType : uint32_t {
   kQ4_K = 12,
   kQ5_K = 13,
   kQ6_K = 14,
+  kIQ4_NL = 20,
   kBF16 = 30,
 };
 
@@ -59,6 +60,7 @@ constexpr BlockShape BlockShapeOf(WeightType type) {
     case WeightType::kQ4_K: return {256, 144};
     case WeightType::kQ5_K: return {256, 176};
     case WeightType::kQ6_K: return {256, 210};
+    case WeightType::kIQ4_NL: return {32, 18};  // Q4_0's layout, nibbles indexing a table
   }
   return {0, 0};
 }

@@ -14,7 +14,11 @@ import numpy as np
 
 # type id: (weights per block, bytes per block)
 BLOCKS = {2: (32, 18), 3: (32, 20), 6: (32, 22), 7: (32, 24), 8: (32, 34),
-          10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210)}
+          10: (256, 84), 11: (256, 110), 12: (256, 144), 13: (256, 176), 14: (256, 210),
+          20: (32, 18)}
+# IQ4_NL's 16 values (ggml-common.h, kvalues_iq4nl), which its nibbles index.
+IQ4_NL_VALUES = np.array([-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113],
+                         dtype=np.float32)
 SCALAR_SIZES = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
 
 
@@ -97,6 +101,8 @@ def decode(t, b):
         return (f16(b, 0) * (nibbles32(b[:, 2:18]) - 8)).ravel()
     if t == 3:
         return (f16(b, 0) * nibbles32(b[:, 4:20]) + f16(b, 2)).ravel()
+    if t == 20:
+        return (f16(b, 0) * IQ4_NL_VALUES[nibbles32(b[:, 2:18]).astype(np.int64)]).ravel()
     if t == 6:
         q = nibbles32(b[:, 6:22]) + 16 * high_bits32(b[:, 2:6])
         return (f16(b, 0) * (q - 16)).ravel()

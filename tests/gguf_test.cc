@@ -960,8 +960,8 @@ TEST_F(gguf, CorruptedFilesFailCleanlyWithoutAllocating) {
   b.T("token_embd.weight").dims = {uint64_t{1} << 30, uint64_t{1} << 30};  // product 2^60
   EXPECT_LOAD_ERROR("elements_2_60.gguf", b.Build(), "absurd dimension");
   b = valid;
-  b.T("blk.1.attn_k.weight").type = 20;  // IQ4_NL, an I-quant
-  EXPECT_LOAD_ERROR("type_iq4_nl.gguf", b.Build(), "tensor 'blk.1.attn_k.weight' has ggml type 20 (iq4_nl)",
+  b.T("blk.1.attn_k.weight").type = 23;  // IQ4_XS, an I-quant
+  EXPECT_LOAD_ERROR("type_iq4_xs.gguf", b.Build(), "tensor 'blk.1.attn_k.weight' has ggml type 23 (iq4_xs)",
                     "toyllm does not read (it reads f32, f16, bf16, q4_0");
   b = valid;
   b.T("blk.1.attn_k.weight").type = 35;  // TQ2_0, ternary

@@ -32,7 +32,7 @@ constexpr WeightType kTypes[] = {
     WeightType::kF32,  WeightType::kF16,  WeightType::kBF16, WeightType::kQ8_0,
     WeightType::kQ4_0, WeightType::kQ4_1, WeightType::kQ5_0, WeightType::kQ5_1,
     WeightType::kQ2_K, WeightType::kQ3_K, WeightType::kQ4_K, WeightType::kQ5_K,
-    WeightType::kQ6_K};
+    WeightType::kQ6_K, WeightType::kIQ4_NL};
 
 // Ragged widths: none a multiple of 64 floats but 1024, tails of every kind for the 8- and
 // 16-wide paths. Block-quantized rows are whole blocks by format, so their widths are

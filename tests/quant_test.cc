@@ -31,7 +31,7 @@ namespace {
 constexpr GgmlType kBlockTypes[] = {GgmlType::kQ4_0, GgmlType::kQ4_1, GgmlType::kQ5_0,
                                     GgmlType::kQ5_1, GgmlType::kQ8_0, GgmlType::kQ2_K,
                                     GgmlType::kQ3_K, GgmlType::kQ4_K, GgmlType::kQ5_K,
-                                    GgmlType::kQ6_K};
+                                    GgmlType::kQ6_K, GgmlType::kIQ4_NL};
 
 // Runs one of the test scripts beside this file with Debian's python3 (numpy); its stdout.
 std::string RunScript(const std::string& script, const std::vector<std::string>& args) {
@@ -181,14 +181,15 @@ TEST_F(quant, EveryTypeToyllmWritesDequantisesAsTheIndependentDecoderDoes) {
 
 // The quantizer's error, relative to the weights' RMS, on N(0, 1) weights with outliers:
 // measured (llama.cpp's reference searches) q4_0 0.1377, q4_1 0.0958, q5_0 0.0691,
-// q5_1 0.0463, q8_0 0.00866, q2_k 0.3356, q3_k 0.1946, q4_k 0.0893, q5_k 0.0449, q6_k 0.0257.
+// q5_1 0.0463, q8_0 0.00866, q2_k 0.3356, q3_k 0.1946, q4_k 0.0893, q5_k 0.0449, q6_k 0.0257,
+// iq4_nl 0.1065 (llama.cpp's own search 0.1065 too; toyllm's searches its own way).
 // Bounds about 5 % above: a search that went astray or a misplaced bit fails them.
 TEST_F(quant, RoundTripErrorIsWhatTheFormatAllows) {
   const std::map<GgmlType, double> bound = {
       {GgmlType::kQ4_0, 0.145}, {GgmlType::kQ4_1, 0.101}, {GgmlType::kQ5_0, 0.0726},
       {GgmlType::kQ5_1, 0.0487}, {GgmlType::kQ8_0, 0.0091}, {GgmlType::kQ2_K, 0.353},
       {GgmlType::kQ3_K, 0.205}, {GgmlType::kQ4_K, 0.0938}, {GgmlType::kQ5_K, 0.0472},
-      {GgmlType::kQ6_K, 0.0270}};
+      {GgmlType::kQ6_K, 0.0270}, {GgmlType::kIQ4_NL, 0.112}};
   std::mt19937 gen(4);
   const std::vector<float> x = Weights(gen, 64 * 1024);
   double sum_x2 = 0;
@@ -284,6 +285,8 @@ TEST_F(quant, PresetsChooseLlamaQuantizesTypes) {
   EXPECT_EQ(FileType(*ParseQuantPreset("q4_0")), 2u);
   EXPECT_EQ(FileType(*ParseQuantPreset("q6_k")), 18u);
   EXPECT_EQ(QuantPresetName(*ParseQuantPreset("q4_k")), "q4_k_m");
+  EXPECT_EQ(type("q3_k_m", "blk.5.attn_q.weight", 896, 5), "iq4_nl");
+  EXPECT_EQ(type("q2_k", "blk.5.ffn_up.weight", 896, 5), "iq4_nl");
   EXPECT_FALSE(ParseQuantPreset("iq4_nl").ok());
 }
 

@@ -61,7 +61,7 @@ void LegacyBlocks(const uint8_t* p, int64_t n, float* out) {
   using L = LegacyLayout<kType>;
   // UnpackBlock's form: scale 1; min 1 with dmin = −m for the types with a min, else 0.
   for (int64_t b = 0; b < n / kQ8Block; ++b, p += L::kBytes, out += kQ8Block) {
-    const __m256i q = gemv_rows::LegacyQuants<Avx2Dequant>(p + L::kQs, L::kFive ? p + L::kQh : nullptr);
+    const __m256i q = gemv_rows::LegacyQuants<Avx2Dequant, kType>(p);
     const __m256 d = _mm256_set1_ps(gemv_rows::HalfAt<Avx2Dequant>(p));  // d·1
     const __m256 dmin_min = _mm256_set1_ps(L::kMin ? -gemv_rows::HalfAt<Avx2Dequant>(p + 2) : 0.0f);
     Group(_mm256_castsi256_si128(q), L::kOffset, d, dmin_min, out);
@@ -106,6 +106,7 @@ void DequantizeAvx2(WeightType type, const void* data, int64_t n, float* out) {
     case WeightType::kQ4_1: LegacyBlocks<WeightType::kQ4_1>(bytes, n, out); return;
     case WeightType::kQ5_0: LegacyBlocks<WeightType::kQ5_0>(bytes, n, out); return;
     case WeightType::kQ5_1: LegacyBlocks<WeightType::kQ5_1>(bytes, n, out); return;
+    case WeightType::kIQ4_NL: LegacyBlocks<WeightType::kIQ4_NL>(bytes, n, out); return;
     case WeightType::kQ2_K: SuperBlocks<gemv_rows::UnpackQ2_K<Avx2Dequant>, 0>(bytes, n, block_bytes, out); return;
     case WeightType::kQ3_K: SuperBlocks<gemv_rows::UnpackQ3_K<Avx2Dequant>, 4>(bytes, n, block_bytes, out); return;
     case WeightType::kQ4_K: SuperBlocks<gemv_rows::UnpackQ4_K<Avx2Dequant>, 0>(bytes, n, block_bytes, out); return;

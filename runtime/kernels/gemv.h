@@ -15,7 +15,7 @@ namespace toyllm {
 // the same row quantized — once per product, not once per slice of rows.
 struct GemvInput {
   const float* values;
-  const ActivationBlock* blocks = nullptr;     // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 weights
+  const ActivationBlock* blocks = nullptr;     // Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, IQ4_NL
   const ActivationBlockK* k_blocks = nullptr;  // the K-quants (IsKQuant)
 };
 

@@ -152,6 +152,7 @@ void GemvAvx512(const Matrix& w, const GemvInput& x, int row_begin, int row_end,
     case WeightType::kQ4_1:
     case WeightType::kQ5_0:
     case WeightType::kQ5_1:
+    case WeightType::kIQ4_NL:
     case WeightType::kQ8_0: return RowsLegacyAvx512(w, x.blocks, row_begin, row_end, y);
     case WeightType::kQ4_K: return RowsQ4_KAvx512(w, x.k_blocks, row_begin, row_end, y);
     case WeightType::kQ5_K: return RowsQ5_KAvx512(w, x.k_blocks, row_begin, row_end, y);

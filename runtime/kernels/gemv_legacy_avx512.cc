@@ -191,6 +191,7 @@ void DotQuadRows(const RowsInStep& rows, const QuadActivations* x, int n_blocks)
   const __m512i quant_index = Q::QuantIndex(), head_index = Q::HeadIndex(), qh_index = Q::QhIndex();
   const __m512i low_fifth = Q::FifthBitAt(0), high_fifth = Q::FifthBitAt(16);
   const __m512i nibble = _mm512_set1_epi8(0x0F), fifth = _mm512_set1_epi8(0x10);
+  const __m512i values = _mm512_broadcast_i32x4(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4_NLValuePlus128)));
   __m512 acc[kRows], mins[kRows];
   for (int r = 0; r < kRows; ++r) acc[r] = mins[r] = _mm512_setzero_ps();
   // Step s of row r, its first `blocks` blocks (1..4; the rest read as zeros).
@@ -209,6 +210,10 @@ void DotQuadRows(const RowsInStep& rows, const QuadActivations* x, int n_blocks)
       const __m512i bits = _mm512_permutex2var_epi16(first, qh_index, second);
       low = _mm512_or_si512(low, _mm512_and_si512(_mm512_multishift_epi64_epi8(low_fifth, bits), fifth));
       high = _mm512_or_si512(high, _mm512_and_si512(_mm512_multishift_epi64_epi8(high_fifth, bits), fifth));
+    }
+    if (L::kLookup) {  // vpdpbusd's int32 sums take IQ4_NL's value + 128 as it is
+      low = _mm512_shuffle_epi8(values, low);
+      high = _mm512_shuffle_epi8(values, high);
     }
     const __m512i dot = _mm512_dpbusd_epi32(_mm512_dpbusd_epi32(x[s].start, low, x[s].low), high, x[s].high);
     const __m512 heads = _mm512_cvtph_ps(_mm512_castsi512_si256(_mm512_permutex2var_epi16(first, head_index, second)));
@@ -256,6 +261,7 @@ void RowsLegacyAvx512(const Matrix& w, const ActivationBlock* x, int row_begin, 
     case WeightType::kQ5_0: return Rows<WeightType::kQ5_0>(w, x, row_begin, row_end, y);
     case WeightType::kQ4_1: return Rows<WeightType::kQ4_1>(w, x, row_begin, row_end, y);
     case WeightType::kQ5_1: return Rows<WeightType::kQ5_1>(w, x, row_begin, row_end, y);
+    case WeightType::kIQ4_NL: return Rows<WeightType::kIQ4_NL>(w, x, row_begin, row_end, y);
     case WeightType::kQ8_0: return Rows<WeightType::kQ8_0>(w, x, row_begin, row_end, y);
     default: return;  // GemvAvx512 sends only these types
   }

@@ -101,16 +101,21 @@ __m256i BitsToBytes(uint32_t bits) {
   return _mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit);
 }
 
-// A legacy 32-weight block's unsigned quants: nibbles, plus the fifth bits for Q5_*. The 16
-// bytes are loaded into both halves at once and the upper half shifted by a nibble, where
-// two loads, two shifts and an insert had been a fifth of the Q5_0 walk's instructions.
-template <class Isa>
-__m256i LegacyQuants(const uint8_t* qs, const uint8_t* qh) {
-  const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(qs)));
+// A legacy 32-weight block's unsigned quants: nibbles, plus the fifth bits for Q5_*, or
+// IQ4_NL's values looked up by the nibbles. The 16 bytes are loaded into both halves at
+// once and the upper half shifted by a nibble, where two loads, two shifts and an insert
+// had been a fifth of the Q5_0 walk's instructions.
+template <class Isa, WeightType kType>
+__m256i LegacyQuants(const uint8_t* block) {
+  using L = LegacyLayout<kType>;
+  const __m256i b = _mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(block + L::kQs)));
   const __m256i q = _mm256_and_si256(_mm256_srlv_epi64(b, _mm256_set_epi64x(4, 4, 0, 0)), Bytes<Isa>(0x0F));
-  if (qh == nullptr) return q;
+  if constexpr (L::kLookup) {
+    return _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(kIQ4_NLValuePlus128))), q);
+  }
+  if constexpr (!L::kFive) return q;
   uint32_t bits;
-  std::memcpy(&bits, qh, 4);
+  std::memcpy(&bits, block + L::kQh, 4);
   return _mm256_or_si256(q, _mm256_and_si256(BitsToBytes<Isa>(bits), Bytes<Isa>(0x10)));
 }
 
@@ -142,7 +147,7 @@ PreparedLegacy PrepareLegacy(const ActivationBlock* x, int n_blocks) {
   for (int b = 0; b < n_blocks; ++b) {
     const __m256i q = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[b].q));
     blocks[b].q = q;
-    if (L::kOffset != 0) {
+    if (L::kOffset != 0 && !L::kLookup) {
       blocks[b].offset_pairs = _mm256_mullo_epi16(_mm256_maddubs_epi16(Bytes<Isa>(1), q), _mm256_set1_epi16(L::kOffset));
     }
     if (L::kMin) sum[b] = x[b].scale * Sum8<Isa>(_mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(Bytes<Isa>(1), q), _mm256_set1_epi16(1))));
@@ -171,8 +176,18 @@ void DotLegacyRows(const RowsInStep& rows, const PreparedLegacy& x, int n_blocks
   }
   const auto block = [&](int r, int b) {
     const uint8_t* p = rows.data + r * rows.bytes_apart + b * L::kBytes;
-    __m256i pairs = _mm256_maddubs_epi16(LegacyQuants<Isa>(p + L::kQs, L::kFive ? p + L::kQh : nullptr), x.blocks[b].q);
-    if (L::kOffset != 0) pairs = _mm256_sub_epi16(pairs, x.blocks[b].offset_pairs);
+    const __m256i q = LegacyQuants<Isa, kType>(p);
+    __m256i pairs;
+    if constexpr (L::kLookup) {
+      // IQ4_NL's value + 128 reaches 241, and 241·127·2 overflows maddubs's int16 pairs:
+      // the signed values (value + 128 with its top bit flipped) meet x with their signs
+      // moved onto it.
+      const __m256i value = _mm256_xor_si256(q, Bytes<Isa>(0x80));
+      pairs = _mm256_maddubs_epi16(_mm256_abs_epi8(value), _mm256_sign_epi8(x.blocks[b].q, value));
+    } else {
+      pairs = _mm256_maddubs_epi16(q, x.blocks[b].q);
+      if (L::kOffset != 0) pairs = _mm256_sub_epi16(pairs, x.blocks[b].offset_pairs);
+    }
     const __m256 dot = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, ones));
     // d and m: a block's first 32 bits. The types without m carry two quants' bytes there,
     // any float16 at all, NaN too: their lane 1 is never read.
@@ -416,6 +431,7 @@ void Gemv(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float
     case WeightType::kQ4_1: return RowsLegacy<Isa, WeightType::kQ4_1>(w, x.blocks, row_begin, row_end, y);
     case WeightType::kQ5_0: return RowsLegacy<Isa, WeightType::kQ5_0>(w, x.blocks, row_begin, row_end, y);
     case WeightType::kQ5_1: return RowsLegacy<Isa, WeightType::kQ5_1>(w, x.blocks, row_begin, row_end, y);
+    case WeightType::kIQ4_NL: return RowsLegacy<Isa, WeightType::kIQ4_NL>(w, x.blocks, row_begin, row_end, y);
     case WeightType::kQ2_K: return RowsK<Isa, UnpackQ2_K<Isa>, 0>(w, x.k_blocks, row_begin, row_end, y);
     case WeightType::kQ3_K: return RowsK<Isa, UnpackQ3_K<Isa>, 4>(w, x.k_blocks, row_begin, row_end, y);
     case WeightType::kQ4_K: return RowsK<Isa, UnpackQ4_K<Isa>, 0>(w, x.k_blocks, row_begin, row_end, y);

@@ -104,6 +104,7 @@ int Run() {
   WriteGguf("wide_q4_1.gguf", wide, GgmlType::kQ4_1);
   WriteGguf("wide_q5_0.gguf", wide, GgmlType::kQ5_0);
   WriteGguf("wide_q5_1.gguf", wide, GgmlType::kQ5_1);
+  WriteGguf("wide_iq4_nl.gguf", wide, GgmlType::kIQ4_NL);
   const TinyModel k_wide = MakeTinyModel(/*tied=*/false, /*dim=*/256, /*hidden=*/256);
   WriteGguf("k_wide_q2_k.gguf", k_wide, GgmlType::kQ2_K);
   WriteGguf("k_wide_q3_k_m.gguf", k_wide, GgmlType::kQ3_K, QuantMix::kMedium);
