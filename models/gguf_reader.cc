@@ -4,6 +4,7 @@
 #include <climits>
 #include <cmath>
 #include <iterator>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -44,6 +45,14 @@ class TensorMapper {
   }
 
   // A matrix in place, in its stored type; float32 only when the file misaligns one.
+  // The file's first tensor that no Floats or Linear call asked for, or null.
+  const GgufTensor* FirstUnused() const {
+    for (const GgufTensor& t : gguf_.tensors()) {
+      if (used_.count(t.name) == 0) return &t;
+    }
+    return nullptr;
+  }
+
   absl::StatusOr<Matrix> Linear(const std::string& name, int rows, int cols) {
     absl::StatusOr<const GgufTensor*> t = Find(name, {cols, rows});
     if (!t.ok()) return t.status();
@@ -71,11 +80,13 @@ class TensorMapper {
           gguf_.path(), ": tensor '", name, "' has dims [", absl::StrJoin(t->dims, ", "),
           "], expected [", absl::StrJoin(dims, ", "), "] from the metadata"));
     }
+    used_.insert(name);
     return t;
   }
 
   const GgufFile& gguf_;
   ModelFile& model_;
+  std::set<std::string> used_{"rope_freqs.weight"};  // read into the config, if present
 };
 
 // An integer hyper-parameter; `fallback` when the key is absent and fallback >= 0.
@@ -271,6 +282,38 @@ absl::StatusOr<Vocabulary> ReadTokenizer(const GgufFile& gguf) {
                                                "' is not supported (only 'llama', SentencePiece, and 'gpt2', byte-level BPE)"));
 }
 
+// {arch}.rope.scaling.*, read as llama.cpp reads them: the type defaults to linear, and the
+// factor (or the older rope.scale_linear; 0 or absent meaning 1) divides every position,
+// which is every frequency divided by it, so it joins the per-pair divisors. The other
+// kinds (YaRN, LongRoPE) change RoPE in ways toyllm does not compute, and are refused.
+absl::Status ReadRopeScaling(const GgufFile& gguf, const std::string& arch, ModelConfig* c) {
+  const std::string p = arch + ".rope.";
+  std::string type = "linear";
+  if (gguf.Has(p + "scaling.type")) {
+    absl::StatusOr<std::string> stored = gguf.GetString(p + "scaling.type");
+    if (!stored.ok()) return stored.status();
+    type = *stored;
+  }
+  if (type == "none") return absl::OkStatus();
+  if (type != "linear") {
+    return absl::UnimplementedError(absl::StrCat(gguf.path(), ": ", p, "scaling.type '", type,
+                                                 "' is not supported (toyllm applies none or linear)"));
+  }
+  for (const std::string key : {p + "scaling.factor", p + "scale_linear"}) {
+    if (!gguf.Has(key)) continue;
+    absl::StatusOr<double> factor = gguf.GetFloat(key);
+    if (!factor.ok()) return factor.status();
+    if (!(*factor >= 0.0 && std::isfinite(*factor))) {
+      return absl::InvalidArgumentError(absl::StrCat(gguf.path(), ": ", key, " = ", *factor, " is not a positive factor"));
+    }
+    if (*factor == 0.0 || *factor == 1.0 || c->rope_layout == RopeLayout::kNone) return absl::OkStatus();
+    c->rope_freq_factors.resize(c->head_dim / 2, 1.0f);
+    for (float& f : c->rope_freq_factors) f *= static_cast<float>(*factor);
+    return absl::OkStatus();
+  }
+  return absl::OkStatus();
+}
+
 // Llama 3.1's rope_freqs.weight: one divisor per RoPE pair, kept in the config.
 absl::Status ReadRopeFactors(const GgufFile& gguf, ModelConfig* c) {
   const GgufTensor* t = gguf.FindTensor("rope_freqs.weight");
@@ -335,13 +378,18 @@ absl::Status MapWeights(const GgufFile& gguf, ModelFile& model) {
     if (!output_norm.ok()) return output_norm.status();
     w.output_norm = *output_norm;
   }
-  if (c.tied_output) {
-    w.output = w.token_embedding;
-    return absl::OkStatus();
+  if (c.tied_output) w.output = w.token_embedding;
+  if (!c.tied_output) {
+    absl::StatusOr<Matrix> output = map.Linear("output.weight", c.vocab_size, c.dim);
+    if (!output.ok()) return output.status();
+    w.output = *output;
   }
-  absl::StatusOr<Matrix> output = map.Linear("output.weight", c.vocab_size, c.dim);
-  if (!output.ok()) return output.status();
-  w.output = *output;
+  // A tensor the forward pass would not read (an output bias, a qwen3 file's q/k/v biases)
+  // means a model toyllm would compute wrongly: llama.cpp refuses such files too.
+  if (const GgufTensor* unused = map.FirstUnused(); unused != nullptr) {
+    return absl::UnimplementedError(absl::StrCat(gguf.path(), ": tensor '", unused->name,
+                                                 "' is not part of the model toyllm runs for this architecture"));
+  }
   return absl::OkStatus();
 }
 
@@ -374,6 +422,7 @@ absl::StatusOr<std::unique_ptr<ModelFile>> ReadGguf(std::unique_ptr<MappedFile> 
   if (gguf->FindTensor("rope_freqs.weight") != nullptr) {
     if (absl::Status s = ReadRopeFactors(*gguf, &*config); !s.ok()) return s;
   }
+  if (absl::Status s = ReadRopeScaling(*gguf, *arch, &*config); !s.ok()) return s;
   // The vocabulary size is the embedding's row count; llama.vocab_size is optional.
   const GgufTensor* embedding = gguf->FindTensor("token_embd.weight");
   if (embedding == nullptr || embedding->dims.size() != 2 || embedding->dims[1] > INT_MAX) {

@@ -851,6 +851,22 @@ TEST_F(gguf, QwenArchitecturesMapTheirOptions) {
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ((*model)->config.rope_freq_factors, factors);
   EXPECT_EQ((*model)->config.rope_layout, RopeLayout::kInterleaved);
+  // Linear RoPE scaling divides every position by its factor, as llama.cpp reads the keys:
+  // the type defaults to linear, and the older key rope.scale_linear still counts.
+  b.Set("llama.rope.scaling.type", ValueString("linear"));
+  b.Set("llama.rope.scaling.factor", ValueF32(2.0f));
+  ModelOr scaled = LoadModel(testing::WriteFile(dir_, "rope_linear.gguf", b.Build()));
+  ASSERT_TRUE(scaled.ok()) << scaled.status();
+  EXPECT_EQ((*scaled)->config.rope_freq_factors, (std::vector<float>{2.0f, 3.0f, 8.0f, 16.0f}));
+  GgufBuilder old_key = valid;
+  old_key.Set("llama.rope.scale_linear", ValueF32(4.0f));
+  scaled = LoadModel(testing::WriteFile(dir_, "rope_scale_linear.gguf", old_key.Build()));
+  ASSERT_TRUE(scaled.ok()) << scaled.status();
+  EXPECT_EQ((*scaled)->config.rope_freq_factors, std::vector<float>(4, 4.0f));
+  old_key.Set("llama.rope.scaling.type", ValueString("none"));
+  scaled = LoadModel(testing::WriteFile(dir_, "rope_scaling_none.gguf", old_key.Build()));
+  ASSERT_TRUE(scaled.ok()) << scaled.status();
+  EXPECT_TRUE((*scaled)->config.rope_freq_factors.empty());
 }
 
 #define EXPECT_LOAD_ERROR(name, bytes, ...) bad_files.push_back({testing::WriteFile(dir_, name, bytes), {__VA_ARGS__}})
@@ -1125,6 +1141,19 @@ TEST_F(gguf, CorruptedFilesFailCleanlyWithoutAllocating) {
   b = valid;
   b.tensors.push_back({"rope_freqs.weight", {4}, 0, FloatBytes(std::vector<float>{1, 0, 3, 4}.data(), 4), std::nullopt});
   EXPECT_LOAD_ERROR("rope_freqs_0.gguf", b.Build(), "tensor 'rope_freqs.weight' holds 0");
+  b = valid;
+  b.Set("llama.rope.scaling.type", ValueString("yarn"));
+  EXPECT_LOAD_ERROR("rope_yarn.gguf", b.Build(), "llama.rope.scaling.type 'yarn' is not supported (toyllm applies none or linear)");
+  b = valid;
+  b.Set("llama.rope.scaling.factor", ValueF32(-2.0f));
+  EXPECT_LOAD_ERROR("rope_factor_negative.gguf", b.Build(), "llama.rope.scaling.factor = -2 is not a positive factor");
+  // Tensors the forward pass would not read: an output bias; q/k/v biases in a qwen3 file.
+  b = valid;
+  b.tensors.push_back({"blk.0.attn_output.bias", {64}, 0, FloatBytes(std::vector<float>(64, 5.0f).data(), 64), std::nullopt});
+  EXPECT_LOAD_ERROR("output_bias.gguf", b.Build(), "tensor 'blk.0.attn_output.bias' is not part of the model toyllm runs");
+  b = AsArchitecture(valid, "qwen3", *bin_model_);
+  b.tensors.push_back({"blk.1.attn_q.bias", {64}, 0, FloatBytes(std::vector<float>(64, 0.5f).data(), 64), std::nullopt});
+  EXPECT_LOAD_ERROR("qwen3_q_bias.gguf", b.Build(), "tensor 'blk.1.attn_q.bias' is not part of the model toyllm runs");
   b = valid;
   b.Set("tokenizer.ggml.scores", ValueI32s({1, 2, 3}));
   EXPECT_LOAD_ERROR("scores_int.gguf", b.Build(), "metadata key 'tokenizer.ggml.scores' is not an array of float32");
