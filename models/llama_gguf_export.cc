@@ -84,6 +84,7 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
     w.AddUint32(p + "attention.value_length", c.head_dim);
   }
   if (options.tokenizer != nullptr) AddTokenizerKeys(*options.tokenizer, w);
+  if (!options.chat_template.empty()) w.AddString("tokenizer.chat_template", options.chat_template);
 
   const auto add_vector = [&w, &options](const std::string& name, const float* data, int n) {
     w.AddTensor(name, {n}, GgmlType::kF32, [&options, name, data, n](std::string* out) {

@@ -24,6 +24,7 @@ struct ExportOptions {
   QuantMix mix = QuantMix::kNone;
   std::string name;                // general.name
   const Tokenizer* tokenizer = nullptr;  // written into the file when given
+  std::string chat_template;             // tokenizer.chat_template, when not empty
   GgufWriter::Progress progress;
   // When set, gives each tensor's n float32 values (by llama.cpp's name) at the moment the
   // writer encodes it, instead of the weights' views, which then only give the shapes: a

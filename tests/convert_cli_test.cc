@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "models/model_file.h"
 #include "tests/test_env.h"
 #include "tests/test_util.h"
 
@@ -179,6 +180,18 @@ TEST_F(convert_cli, GgufToGgufReproducesTheFile) {
   ASSERT_TRUE(testing::Succeeds(Convert({bin_, "--tokenizer", tok_, "-o", first})));
   ASSERT_TRUE(testing::Succeeds(Convert({first, "--name", "stories260K.bin", "-o", second})));
   EXPECT_EQ(ReadFile(second), ReadFile(first));
+}
+
+// A downloaded model's chat template travels with it through convert, requantized or not.
+TEST_F(convert_cli, GgufToGgufKeepsTheChatTemplate) {
+  const std::string zoo = testing::SharedPath("zoo", "models/qwen2-Q8_0.gguf");
+  TOYLLM_REQUIRE_FILE(zoo);
+  const std::string out = dir_ + "/qwen2-q4_0.gguf";
+  ASSERT_TRUE(testing::Succeeds(Convert({zoo, "--type", "q4_0", "-o", out})));
+  absl::StatusOr<std::unique_ptr<ModelFile>> original = LoadModel(zoo), converted = LoadModel(out);
+  ASSERT_TRUE(original.ok() && converted.ok());
+  ASSERT_FALSE((*original)->chat_template.empty());
+  EXPECT_EQ((*converted)->chat_template, (*original)->chat_template);
 }
 
 TEST_F(convert_cli, BadInvocationsFailCleanlyAndWriteNothing) {

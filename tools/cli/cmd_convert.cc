@@ -36,7 +36,8 @@ absl::Status RunConvert(const std::vector<std::string>& argv) {
             "toyllm convert INPUT -o OUTPUT.gguf [flags]\n"
             "toyllm convert --random 15M|110M|1.1B|llama3.2-1b|qwen2.5-0.5b -o OUTPUT.gguf [--type T] [--seed N]\n"
             "Writes a model as GGUF with llama.cpp's keys and tensor names, its tokenizer inside.\n"
-            "INPUT: a llama.cpp-style GGUF or a llama.cpp checkpoint (legacy, version 1 or 2).\n"
+            "INPUT: a GGUF file (its chat template kept), a llama2.c checkpoint (legacy, version 1\n"
+            "or 2), a PyTorch checkpoint, or a Hugging Face model directory.\n"
             "--random writes random weights (no tokenizer) at a standard shape, for `toyllm bench`.",
             {{"-o", "--output", "the GGUF file to write", &output},
              {"", "--type",
@@ -76,6 +77,7 @@ absl::Status RunConvert(const std::vector<std::string>& argv) {
 
   options.name = name.empty() ? model_flags.model.substr(model_flags.model.rfind('/') + 1) : name;
   options.tokenizer = tokenizer->get();
+  options.chat_template = (*model)->chat_template;
   if (absl::Status s = WriteLlamaGguf(output, (*model)->config, (*model)->weights, options); !s.ok()) {
     return s;
   }
