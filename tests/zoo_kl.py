@@ -6,7 +6,7 @@ reference's. The two zoo prompts give only 43 positions, and on this random-weig
 position's KL is heavy-tailed (0 to 3.5), so two positions can move the mean by 20 %: the
 mean is also taken over 8 more sequences of 64 random token ids (seed 0), 555 positions.
 
-usage: zoo_kl.py ZOO_DIR REFERENCE.gguf CANDIDATE.gguf...
+usage: zoo_kl.py ZOO_DIR REFERENCE.gguf CANDIDATE.gguf... (each a qwen2 zoo model's weights)
 prints one line per candidate:
 "<path> <mean KL, zoo prompts> <mean KL, all> <same argmax fraction, all>"
 """
@@ -20,14 +20,20 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gguf_dequantize as gd  # noqa: E402
 
 
-def load(path):
-    data = np.memmap(path, dtype=np.uint8, mode="r")
+def header(data):
+    """The metadata and a reader positioned at the tensor infos."""
     r = gd.Reader(data[:64 << 20].tobytes())
     _, _, n_tensors, n_kv = r.take("IIQQ")
     meta = {}
     for _ in range(n_kv):
         key = r.string()
         meta[key] = r.value(r.take("I"))
+    return meta, r, n_tensors
+
+
+def load(path):
+    data = np.memmap(path, dtype=np.uint8, mode="r")
+    meta, r, n_tensors = header(data)
     infos = []
     for _ in range(n_tensors):
         name = r.string()
@@ -105,10 +111,13 @@ def main():
     prompts = [json.load(open("%s/golden/qwen2/Q8_0/p%d.json" % (zoo, k)))["ids"] for k in (1, 2)]
     rng = np.random.RandomState(0)
     prompts += [list(rng.randint(0, 151643, size=64)) for _ in range(8)]
-    meta, w = load(reference)
+    # The zoo qwen2's hyper-parameters, from its own file: the reference and the candidates
+    # a test writes may carry none.
+    meta, _, _ = header(np.memmap("%s/models/qwen2-Q8_0.gguf" % zoo, dtype=np.uint8, mode="r"))
+    _, w = load(reference)
     ref = [log_softmax(forward(meta, w, ids)) for ids in prompts]
     for path in candidates:
-        _, wc = load(path)  # the reference's hyper-parameters: a candidate may carry none
+        _, wc = load(path)
         kl = []
         same = 0
         for ids, lp in zip(prompts, ref):
