@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "runtime/ops.h"
@@ -70,10 +72,10 @@ absl::StatusOr<std::unique_ptr<Transformer>> Transformer::Create(const ModelConf
     return absl::InvalidArgumentError(absl::StrCat("batch size ", max_batch, " must be >= 1"));
   }
   const int64_t row_floats = int64_t{3} * config.dim + 3 * config.q_dim() +
-                             2 * config.kv_dim() + 2 * config.hidden_dim + config.vocab_size +
-                             int64_t{config.n_heads} * context_length;
+                             2 * config.kv_dim() + 2 * config.hidden_dim + config.vocab_size;
+  const int64_t threads = std::max(1u, std::thread::hardware_concurrency());  // a head's scores each
   const int64_t bytes = KvCache::Bytes(config, context_length, kv_types) +
-                        max_batch * row_floats * int64_t{sizeof(float)};
+                        max_batch * (row_floats + threads * context_length) * int64_t{sizeof(float)};
   if (bytes > PhysicalMemoryBytes()) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "a context of ", context_length, " positions needs ", bytes >> 20,
@@ -100,7 +102,6 @@ Transformer::Transformer(const ModelConfig& config, const ModelWeights& weights,
   k_.resize(n * config.kv_dim());
   v_.resize(n * config.kv_dim());
   attn_.resize(n * config.q_dim());
-  scores_.resize(n * config.n_heads * context_length);
   out_.resize(n * config.dim);
   gate_.resize(n * config.hidden_dim);
   up_.resize(n * config.hidden_dim);
@@ -232,11 +233,16 @@ void Transformer::Attention(int layer, int pos, int n) {
     const float* q = &q_[first * d_k];
     const Matrix k = cache_.keys(layer, kv_head, n_keys);
     const Matrix v = cache_.values(layer, kv_head, n_keys);
-    float* scores = &scores_[static_cast<size_t>(first) * n * n_keys];  // head h: n rows from h·n
+    // The task's scores, then weights, in its thread's scratch: one head's (one group's in
+    // decode) at a time, so a batch of 512 at 4096 positions needs 8 MiB a thread where all
+    // 32 heads' took 256.
+    thread_local std::vector<float> scratch;
+    scratch.resize(static_cast<size_t>(rows) * n_keys);
+    float* scores = scratch.data();  // head first + i: n rows from i·n
     float* out = &attn_[first * d_k];
     const auto offer = [&](Tap tap) {
       for (int h = first; h < first + heads; ++h) {
-        Offer(tap, layer, pos, n, n_keys, &scores_[static_cast<size_t>(h) * n * n_keys], h);
+        Offer(tap, layer, pos, n, n_keys, scores + static_cast<size_t>(h - first) * n * n_keys, h);
       }
     };
 

@@ -87,7 +87,6 @@ class Transformer {
   std::vector<float> k_;       // [n, kv_dim]
   std::vector<float> v_;       // [n, kv_dim]
   std::vector<float> attn_;    // heads' outputs, concatenated [n, q_dim]
-  std::vector<float> scores_;  // per head: scores, then weights [n, n_keys]
   std::vector<float> out_;     // a sublayer's output [n, dim]
   std::vector<float> gate_;    // [n, hidden]
   std::vector<float> up_;      // [n, hidden]
