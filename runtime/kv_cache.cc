@@ -25,8 +25,8 @@ KvCache::KvCache(const ModelConfig& config, int context_length, KvTypes types)
       head_dim_(config.head_dim),
       context_length_(context_length),
       types_(types),
-      keys_(WeightBytes(types.keys, int64_t{config.n_layers} * config.kv_dim() * context_length)),
-      values_(WeightBytes(types.values, int64_t{config.n_layers} * config.kv_dim() * context_length)) {}
+      keys_(new uint8_t[WeightBytes(types.keys, int64_t{config.n_layers} * config.kv_dim() * context_length)]),
+      values_(new uint8_t[WeightBytes(types.values, int64_t{config.n_layers} * config.kv_dim() * context_length)]) {}
 
 int64_t KvCache::Bytes(const ModelConfig& config, int context_length, KvTypes types) {
   const int64_t elements = int64_t{config.n_layers} * config.kv_dim() * context_length;

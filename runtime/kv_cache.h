@@ -6,7 +6,7 @@
 #define TOYLLM_RUNTIME_KV_CACHE_H_
 
 #include <cstdint>
-#include <vector>
+#include <memory>
 
 #include "absl/status/status.h"
 #include "runtime/model_config.h"
@@ -44,7 +44,7 @@ class KvCache {
   size_t Offset(int layer, int kv_head) const {
     return (static_cast<size_t>(layer) * n_kv_heads_ + kv_head) * context_length_ * head_dim_;
   }
-  Matrix Rows(const std::vector<uint8_t>& cache, WeightType type, int layer, int kv_head, int n) const {
+  Matrix Rows(const std::unique_ptr<uint8_t[]>& cache, WeightType type, int layer, int kv_head, int n) const {
     return Matrix{&cache[WeightBytes(type, Offset(layer, kv_head))], n, head_dim_, type};
   }
 
@@ -52,8 +52,12 @@ class KvCache {
   int head_dim_;
   int context_length_;
   KvTypes types_;
-  std::vector<uint8_t> keys_;    // [layer, kv_head, position, head_dim] as types_.keys
-  std::vector<uint8_t> values_;  // same layout, as types_.values
+  // [layer, kv_head, position, head_dim] as types_.keys, and the same as types_.values.
+  // Left uninitialised, so that only the pages of positions stored become resident: a
+  // context of the model's 131,072 positions costs what the tokens seen so far fill, not
+  // 8 GiB of zeros up front. Attention reads only positions already stored.
+  std::unique_ptr<uint8_t[]> keys_;
+  std::unique_ptr<uint8_t[]> values_;
 };
 
 }  // namespace toyllm

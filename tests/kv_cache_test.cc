@@ -93,6 +93,30 @@ TEST(kv_cache, F16HalvesTheMemory) {
   EXPECT_EQ(KvCache::Bytes(c, 100, kQ8) * 128, f32 * 34);
 }
 
+// Only the positions stored take memory: a cache for llama3.2-1b's heads at 32,768
+// positions is 2 GiB of float32, which zeroing up front would make resident at once.
+TEST(kv_cache, OnlyStoredPositionsBecomeResident) {
+  ModelConfig c;
+  c.n_layers = 16;
+  c.n_kv_heads = 8;
+  c.head_dim = 64;
+  const int64_t before = testing::PeakRssKiB();
+  KvCache cache(c, 32768);
+  ASSERT_EQ(KvCache::Bytes(c, 32768), int64_t{2} << 30);
+  std::vector<float> k(c.kv_dim()), v(c.kv_dim());
+  for (int pos = 0; pos < 100; ++pos) {
+    for (int l = 0; l < c.n_layers; ++l) {
+      std::fill(k.begin(), k.end(), static_cast<float>(pos + l));
+      std::fill(v.begin(), v.end(), static_cast<float>(-pos));
+      cache.Store(l, pos, 1, k.data(), v.data());
+    }
+  }
+  EXPECT_LT(testing::PeakRssKiB() - before, 64 * 1024) << "KiB resident for 100 positions";
+  const Matrix keys = cache.keys(15, 7, 100), values = cache.values(3, 0, 100);
+  EXPECT_EQ(static_cast<const float*>(keys.row(99))[63], 99.0f + 15);
+  EXPECT_EQ(static_cast<const float*>(values.row(42))[0], -42.0f);
+}
+
 TEST(kv_cache, Q8NeedsWholeBlocksPerHead) {
   ModelConfig c = SmallConfig();
   EXPECT_TRUE(KvCache::Check(c, kQ8).ok());
