@@ -78,12 +78,20 @@ absl::Status WriteLlamaGguf(const std::string& path, const ModelConfig& c,
   if (c.norm == NormKind::kNone) w.AddString(kNormKey, "none");
   w.AddFloat32(p + "rope.freq_base", c.rope_theta);
   w.AddFloat32(p + "attention.layer_norm_rms_epsilon", c.norm_eps);
-  if (*arch == "llama") w.AddUint32(p + "vocab_size", c.vocab_size);  // as the converter does
+  // The converter writes it for llama; without a tokenizer llama.cpp needs it to size its
+  // vocabulary, for any architecture.
+  if (*arch == "llama" || options.tokenizer == nullptr) w.AddUint32(p + "vocab_size", c.vocab_size);
   if (c.head_dim * c.n_heads != c.dim) {
     w.AddUint32(p + "attention.key_length", c.head_dim);
     w.AddUint32(p + "attention.value_length", c.head_dim);
   }
-  if (options.tokenizer != nullptr) AddTokenizerKeys(*options.tokenizer, w);
+  // Without one (a --random model), llama.cpp's "none" tokenizer: it then opens the file
+  // with vocab_size placeholder tokens, so llama-bench runs it as written.
+  if (options.tokenizer != nullptr) {
+    AddTokenizerKeys(*options.tokenizer, w);
+  } else {
+    w.AddString("tokenizer.ggml.model", "none");
+  }
   if (!options.chat_template.empty()) w.AddString("tokenizer.chat_template", options.chat_template);
 
   const auto add_vector = [&w, &options](const std::string& name, const float* data, int n) {

@@ -173,6 +173,10 @@ TEST_F(convert_cli, InfoCountsTheTensorTypes) {
       << info.out;
   EXPECT_NE(info.out.find("general.file_type"), std::string::npos);
   EXPECT_NE(info.out.find("15"), std::string::npos);
+  // No tokenizer: llama.cpp's "none", with the vocabulary's size, so that llama.cpp opens
+  // the file as written (it refuses one without tokenizer.ggml.model).
+  EXPECT_NE(info.out.find("tokenizer.ggml.model                       \"none\""), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("llama.vocab_size                           32000"), std::string::npos) << info.out;
 }
 
 TEST_F(convert_cli, GgufToGgufReproducesTheFile) {
