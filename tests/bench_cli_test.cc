@@ -131,6 +131,7 @@ TEST(bench, LlamaBenchTestSelection) {
   EXPECT_EQ(run({"-p", "8", "-n", "4", "-pg", "8,4"}), Names({"pp8", "tg4", "pp8+tg4"}));
   EXPECT_EQ(run({"-p", "8", "-n", "4", "-d", "0,16"}),
             Names({"pp8", "tg4", "pp8 @ d16", "tg4 @ d16"}));
+  EXPECT_EQ(run({"-p", "0", "-n", "4", "-o", "jsonl"}), Names({"tg4"})) << "llama-bench's name for an object per line";
 }
 
 TEST(bench, CsvHasAHeaderAndARowPerTest) {

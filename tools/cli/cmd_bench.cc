@@ -55,9 +55,10 @@ enum class Output { kMarkdown, kJson, kCsv };
 
 absl::StatusOr<Output> ParseOutput(const std::string& text) {
   if (text == "md") return Output::kMarkdown;
-  if (text == "json") return Output::kJson;
+  // An object per line, which llama-bench calls jsonl; its own name is taken as well.
+  if (text == "json" || text == "jsonl") return Output::kJson;
   if (text == "csv") return Output::kCsv;
-  return absl::InvalidArgumentError(absl::StrCat("--output: '", text, "' is not md, json or csv"));
+  return absl::InvalidArgumentError(absl::StrCat("--output: '", text, "' is not md, json, jsonl or csv"));
 }
 
 // The tests llama-bench runs for these flags, in its order: every prompt size, every
@@ -218,7 +219,7 @@ absl::Status RunBench(const std::vector<std::string>& argv) {
                                  "(default 0)", &depth_list},
              {"-t", "--threads", "thread counts, comma-separated (default: all cores)", &thread_list},
              {"-r", "--repetitions", "timed runs per test after one warm-up (default 5)", &repetitions},
-             {"-o", "--output", "md (a Markdown table, the default), json (an object per line) or csv",
+             {"-o", "--output", "md (a Markdown table, the default), json or jsonl (an object per line) or csv",
               &output_name},
              {"", "--json", "the same as -o json", &json},
              {"", "--capture", "also time decode with the attention maps recorded "
@@ -226,7 +227,7 @@ absl::Status RunBench(const std::vector<std::string>& argv) {
   for (Flag& flag : MemoryFlagList(memory)) flags.push_back(flag);
   for (Flag& flag : KvTypeFlags(cache_type_k, cache_type_v)) flags.push_back(flag);
   Args args("bench",
-            "toyllm bench -m MODEL [-p 512] [-n 128] [-pg PP,TG] [-d 0] [-t 1,2] [-r 5] [-o md|json|csv]\n"
+            "toyllm bench -m MODEL [-p 512] [-n 128] [-pg PP,TG] [-d 0] [-t 1,2] [-r 5] [-o md|json|jsonl|csv]\n"
             "Measures prefill (ppN) and decode (tgN) speed like llama-bench, with the memory read\n"
             "bandwidth and how close decode comes to the bound it sets. No tokenizer needed.",
             flags);
