@@ -163,6 +163,13 @@ absl::StatusOr<ModelConfig> ReadConfig(const std::string& path) {
       if (c.head_dim > 0 && c.head_dim <= c.dim) {
         c.rope_freq_factors = Llama3RopeFactors(c.rope_theta, c.head_dim, *scaling);
       }
+    } else if (type == "linear") {  // every position divided by the factor: every frequency
+      absl::StatusOr<float> factor = FloatField(s, path, "factor", 1.0f);
+      if (!factor.ok()) return factor.status();
+      if (!(*factor > 0.0f && std::isfinite(*factor))) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ": rope_scaling 'factor' must be positive"));
+      }
+      if (c.head_dim > 0 && c.head_dim <= c.dim) c.rope_freq_factors.assign(c.head_dim / 2, *factor);
     } else if (type != "default") {
       return absl::UnimplementedError(
           absl::StrCat(path, ": RoPE scaling '", type, "' is not supported"));

@@ -477,6 +477,19 @@ TEST_F(safetensors, Llama3RopeScalingBecomesFrequencyFactors) {
   ExpectGgufRoundTrip(**hf, dir_ + "/llama3.gguf", "llama", "rope_freqs.weight");
 }
 
+// Linear scaling (Hugging Face's LlamaLinearScalingRotaryEmbedding) divides every position by
+// its factor: every pair's frequency divided by it.
+TEST_F(safetensors, LinearRopeScalingDividesEveryFrequency) {
+  const std::string dir = dir_ + "/linear";
+  WriteHfDirectory(dir, ReplacedOnce(ConfigJson(bin_->config, "F32"), "\"rope_scaling\": null",
+                                     R"("rope_scaling": {"type": "linear", "factor": 4.0})"),
+                   HfTensors(*bin_, "F32"), "");
+  ModelOr hf = LoadModel(dir);
+  ASSERT_TRUE(hf.ok()) << hf.status();
+  EXPECT_EQ((*hf)->config.rope_freq_factors, std::vector<float>(4, 4.0f));
+  EXPECT_GT(testing::MaxAbsDiff(testing::AllLogits(**hf, kTokens), testing::AllLogits(*bin_, kTokens)), 0.01f);
+}
+
 TEST(safetensors_permutation, UnpermuteInvertsHuggingFacesPermutation) {
   std::mt19937 rng(3);
   std::normal_distribution<float> normal;
@@ -621,8 +634,8 @@ TEST_F(safetensors, BadConfigsFailCleanly) {
   load(with("[\"LlamaForCausalLM\"],\n  \"model_type\": \"llama\"", "[\"GPT2LMHeadModel\"], \"model_type\": \"gpt2\""),
        {"only LlamaForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM models are supported"},
        absl::StatusCode::kUnimplemented);
-  load(with("\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 2.0}"),
-       {"RoPE scaling 'linear' is not supported"}, absl::StatusCode::kUnimplemented);
+  load(with("\"rope_scaling\": null", "\"rope_scaling\": {\"type\": \"linear\", \"factor\": 0.0}"),
+       {"rope_scaling 'factor' must be positive"});
   load(with("\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"low_freq_factor\": 4.0}"),
        {"rope_scaling needs high_freq_factor > low_freq_factor"});
   load(with("\"rope_scaling\": null", "\"rope_scaling\": {\"rope_type\": \"llama3\", \"factor\": -8.0}"),
