@@ -378,8 +378,9 @@ absl::Status MapWeights(const GgufFile& gguf, ModelFile& model) {
     if (!output_norm.ok()) return output_norm.status();
     w.output_norm = *output_norm;
   }
-  if (c.tied_output) w.output = w.token_embedding;
-  if (!c.tied_output) {
+  if (c.tied_output) {
+    w.output = w.token_embedding;
+  } else {
     absl::StatusOr<Matrix> output = map.Linear("output.weight", c.vocab_size, c.dim);
     if (!output.ok()) return output.status();
     w.output = *output;
