@@ -173,6 +173,49 @@ TEST(kernels, EveryGemvPathMatchesTheScalarReference) {
   }
 }
 
+// Decode splits a matrix's rows among the threads: each thread's kernel gets a slice that
+// starts anywhere (not only at the 4 rows the AVX-512 kernels walk in step), on rows one
+// byte off any alignment, with the other threads running beside it. Every slicing of every
+// path must give exactly the one-call result, which matches the scalar reference.
+TEST(kernels, EveryGemvPathOnEveryThreadCountEqualsOneCall) {
+  std::mt19937 gen(13);
+  std::vector<CpuLevel> levels = testing::VectorLevels();
+  levels.insert(levels.begin(), CpuLevel::kScalar);
+  const int rows = 45;
+  for (WeightType type : kTypes) {
+    const int cols = WidthsFor(type)[1];
+    const TypedMatrix aligned = MakeMatrix(gen, type, rows, cols);
+    std::string bytes(aligned.bytes.size() + 1, '\0');
+    std::memcpy(bytes.data() + 1, aligned.view.data, WeightBytes(type, cols) * rows);
+    const bool element_aligned = type == WeightType::kF32 || type == WeightType::kF16 || type == WeightType::kBF16;
+    const Matrix w{element_aligned ? aligned.view.data : bytes.data() + 1, rows, cols, type};
+    const std::vector<float> x = RandomVector(gen, cols);
+    const QuantizedInput q = Quantize(type, x);
+    std::vector<float> expected(rows);
+    GemvScalar(w, q.input, 0, rows, expected.data());
+    for (CpuLevel level : levels) {
+      std::vector<float> whole(rows);
+      GemvFor(level)(w, q.input, 0, rows, whole.data());
+      for (int r = 0; r < rows; ++r) {
+        const std::vector<float> row(aligned.floats.begin() + r * cols, aligned.floats.begin() + (r + 1) * cols);
+        ASSERT_NEAR(whole[r], expected[r], Tolerance(row, x.data(), cols))
+            << "type " << static_cast<int>(type) << " " << CpuLevelName(level) << " row " << r;
+      }
+      for (int threads : {2, 3, 4, 7}) {
+        SetThreadCount(threads);
+        std::vector<float> y(rows, NAN);
+        // Uneven slices: thread i takes rows [i·rows/threads, (i+1)·rows/threads).
+        ParallelFor(threads, int64_t{1} << 40, [&](int i) {
+          GemvFor(level)(w, q.input, i * rows / threads, (i + 1) * rows / threads, y.data());
+        });
+        EXPECT_EQ(y, whole) << "type " << static_cast<int>(type) << " " << CpuLevelName(level)
+                            << " threads " << threads;
+      }
+    }
+  }
+  SetThreadCount(1);
+}
+
 // Integer products at the extremes: a hand-made file may hold -128 (the quantizer never
 // writes it), which the sign trick must still multiply right, and no int16 pair may saturate.
 TEST(kernels, Q8_0BlocksAtTheInt8ExtremesMatchTheScalarReference) {
