@@ -117,17 +117,22 @@ TEST(gemm_bf16, EveryTileShapeMatchesTheScalarReference) {
         const std::vector<uint32_t> w = Pairs(RandomVector(gen, static_cast<size_t>(rows) * cols));
         Bf16Panels panels;
         PackBf16Panels(x.data(), n, cols, &panels);
-        // Rows of y wider than w has rows: the columns beyond must stay untouched.
+        // Rows of y wider than w has rows: the columns beyond must stay untouched. Added
+        // to, y's earlier values (777 and up) must be in the sums.
         const int ldy = rows + 3;
-        std::vector<float> y(n * ldy, 777.0f), expected(n * ldy, 777.0f);
-        GemmBf16(panels, w.data(), rows, y.data(), ldy);
-        GemmBf16Scalar(panels, w.data(), rows, expected.data(), ldy);
-        for (int i = 0; i < n; ++i) {
-          for (int r = 0; r < ldy; ++r) {
-            const float e = expected[i * ldy + r];
-            // float32 sums of cols products of 8-bit values: within cols · eps · Σ|product|,
-            // and the products of normal values are about 1 each.
-            ASSERT_NEAR(y[i * ldy + r], e, 2.0 * (cols + 2) * FLT_EPSILON * cols) << "row " << i << " col " << r;
+        for (bool add : {false, true}) {
+          std::vector<float> y(n * ldy), expected(n * ldy);
+          for (int i = 0; i < n * ldy; ++i) y[i] = expected[i] = 777.0f + i % 5;
+          GemmBf16(panels, w.data(), rows, y.data(), ldy, add);
+          GemmBf16Scalar(panels, w.data(), rows, expected.data(), ldy, add);
+          for (int i = 0; i < n; ++i) {
+            for (int r = 0; r < ldy; ++r) {
+              const float e = expected[i * ldy + r];
+              // float32 sums of cols products of 8-bit values: within cols · eps · Σ|product|,
+              // and the products of normal values are about 1 each; plus 777's rounding.
+              ASSERT_NEAR(y[i * ldy + r], e, 2.0 * (cols + 2) * FLT_EPSILON * cols + (add ? 1e-4 : 0.0))
+                  << "row " << i << " col " << r << " add " << add;
+            }
           }
         }
       }

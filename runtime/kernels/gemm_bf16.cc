@@ -32,7 +32,7 @@ void RoundToBf16PairsScalar(const float* in, int64_t n, uint32_t* out) {
   for (int64_t p = 0; p < n / 2; ++p) out[p] = Pair(in + 2 * p);
 }
 
-void GemmBf16Scalar(const Bf16Panels& x, const uint32_t* w, int rows, float* y, int ldy) {
+void GemmBf16Scalar(const Bf16Panels& x, const uint32_t* w, int rows, float* y, int ldy, bool add) {
   const int pairs = x.cols / 2;
   for (int i = 0; i < x.rows; ++i) {
     const uint32_t* panel = &x.words[static_cast<size_t>(i / 16) * pairs * 16];
@@ -43,7 +43,8 @@ void GemmBf16Scalar(const Bf16Panels& x, const uint32_t* w, int rows, float* y, 
         sum += double{Bf16ToFloat(a & 0xFFFF)} * Bf16ToFloat(b & 0xFFFF) +
                double{Bf16ToFloat(a >> 16)} * Bf16ToFloat(b >> 16);
       }
-      y[int64_t{i} * ldy + r] = static_cast<float>(sum);
+      float& out = y[int64_t{i} * ldy + r];
+      out = add ? out + static_cast<float>(sum) : static_cast<float>(sum);
     }
   }
 }

@@ -35,14 +35,14 @@ void PackBf16Panels(const float* x, int rows, int cols, Bf16Panels* out);
 void RoundToBf16Pairs(const float* in, int64_t n, uint32_t* out);
 
 // y[i · ldy + r] = x row i · w row r for every row i of x and r < rows, w `rows` rows of
-// x.cols / 2 words from RoundToBf16Pairs; the sums in float32.
-void GemmBf16(const Bf16Panels& x, const uint32_t* w, int rows, float* y, int ldy);
+// x.cols / 2 words from RoundToBf16Pairs; the sums in float32. With `add`, y += instead.
+void GemmBf16(const Bf16Panels& x, const uint32_t* w, int rows, float* y, int ldy, bool add = false);
 
 // Plain versions of the three, the tests' references: the same roundings (to nearest even,
 // subnormals to zero, as the instructions do), products summed in float64.
 void PackBf16PanelsScalar(const float* x, int rows, int cols, Bf16Panels* out);
 void RoundToBf16PairsScalar(const float* in, int64_t n, uint32_t* out);
-void GemmBf16Scalar(const Bf16Panels& x, const uint32_t* w, int rows, float* y, int ldy);
+void GemmBf16Scalar(const Bf16Panels& x, const uint32_t* w, int rows, float* y, int ldy, bool add = false);
 
 }  // namespace toyllm
 
