@@ -73,12 +73,23 @@ void ForRowSlices(int rows, int64_t work, const Body& body) {
   });
 }
 
-// y[n, rows begin..end) = x[n, cols] · W[begin..end)ᵀ by sgemm, W decoded to float32 a
-// tile at a time into a per-thread scratch buffer (float32 weights are used as they are).
-void SgemmRows(const float* x, int n, const Matrix& w, int begin, int end, float* y) {
+// Rows [r, r + rows) of w as float32, one after another in out.
+void DequantizeRows(const Matrix& w, int r, int rows, float* out) {
+  if (w.packed()) {
+    Dequantize(w.type, w.row(r), int64_t{rows} * w.cols, out);
+    return;
+  }
+  for (int i = 0; i < rows; ++i) Dequantize(w.type, w.row(r + i), w.cols, out + int64_t{i} * w.cols);
+}
+
+// y[n, rows begin..end) = x[n, cols] · W[begin..end)ᵀ (+ y · beta) by sgemm, W decoded to
+// float32 a tile at a time into a per-thread scratch buffer (float32 weights are used as
+// they are).
+void SgemmRows(const float* x, int n, const Matrix& w, int begin, int end, float* y, float beta) {
   if (w.type == WeightType::kF32) {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, end - begin, w.cols, 1.0f, x,
-                w.cols, w.floats() + int64_t{begin} * w.cols, w.cols, 0.0f, y + begin, w.rows);
+                w.cols, static_cast<const float*>(w.row(begin)), w.row_stride() / 4, beta,
+                y + begin, w.rows);
     return;
   }
   const int tile_cols = std::min(w.cols, kSgemmTileCols);
@@ -93,17 +104,17 @@ void SgemmRows(const float* x, int n, const Matrix& w, int begin, int end, float
                    tile.data() + static_cast<size_t>(i) * cols);
       }
       cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, rows, cols, 1.0f, x + c, w.cols,
-                  tile.data(), cols, c == 0 ? 0.0f : 1.0f, y + r, w.rows);
+                  tile.data(), cols, c == 0 ? beta : 1.0f, y + r, w.rows);
     }
   }
 }
 
 // The same product with x in bf16 `panels`, by the bf16 kernel: other types a tile of rows
 // at a time dequantised and rounded to bf16 pairs; bf16 weights are its pairs as stored,
-// where they are aligned to whole pairs (GGUF's alignment may be as little as 2).
-void Bf16GemmRows(const Bf16Panels& panels, const Matrix& w, int begin, int end, float* y) {
-  if (w.type == WeightType::kBF16 && reinterpret_cast<uintptr_t>(w.data) % 4 == 0) {
-    GemmBf16(panels, static_cast<const uint32_t*>(w.row(begin)), end - begin, y + begin, w.rows);
+// where they are aligned to whole pairs (GGUF's alignment may be as little as 2) and packed.
+void Bf16GemmRows(const Bf16Panels& panels, const Matrix& w, int begin, int end, float* y, bool add) {
+  if (w.type == WeightType::kBF16 && reinterpret_cast<uintptr_t>(w.data) % 4 == 0 && w.packed()) {
+    GemmBf16(panels, static_cast<const uint32_t*>(w.row(begin)), end - begin, y + begin, w.rows, add);
     return;
   }
   const int tile_rows = static_cast<int>(std::max<int64_t>(16, kBf16TileFloats / w.cols));
@@ -113,10 +124,22 @@ void Bf16GemmRows(const Bf16Panels& panels, const Matrix& w, int begin, int end,
   pairs.resize(tile.size() / 2);
   for (int r = begin; r < end; r += tile_rows) {
     const int rows = std::min(tile_rows, end - r);
-    Dequantize(w.type, w.row(r), int64_t{rows} * w.cols, tile.data());
+    DequantizeRows(w, r, rows, tile.data());
     RoundToBf16Pairs(tile.data(), int64_t{rows} * w.cols, pairs.data());
-    GemmBf16(panels, pairs.data(), rows, y + r, w.rows);
+    GemmBf16(panels, pairs.data(), rows, y + r, w.rows, add);
   }
+}
+
+// Rows [begin, end) of one row's product, summed into y where the layer adds.
+void GemvRows(const LinearLayer& layer, const GemvInput& x, int begin, int end) {
+  if (!layer.add) {
+    Gemv(layer.w, x, begin, end, layer.y);
+    return;
+  }
+  thread_local std::vector<float> product;
+  product.resize(end);
+  Gemv(layer.w, x, begin, end, product.data());
+  for (int r = begin; r < end; ++r) layer.y[r] += product[r];
 }
 
 }  // namespace
@@ -171,9 +194,9 @@ void Linear(const float* x, int n, std::initializer_list<LinearLayer> layers) {
     int first = 0;  // the layer's first row in that numbering
     for (const LinearLayer& layer : layers) {
       const int b = std::max(begin - first, 0), e = std::min(end - first, layer.w.rows);
-      if (b < e && n == 1) Gemv(layer.w, input, b, e, layer.y);
-      if (b < e && n > 1 && BatchRoundsToBf16(layer.w)) Bf16GemmRows(*packed, layer.w, b, e, layer.y);
-      if (b < e && n > 1 && !BatchRoundsToBf16(layer.w)) SgemmRows(x, n, layer.w, b, e, layer.y);
+      if (b < e && n == 1) GemvRows(layer, input, b, e);
+      if (b < e && n > 1 && BatchRoundsToBf16(layer.w)) Bf16GemmRows(*packed, layer.w, b, e, layer.y, layer.add);
+      if (b < e && n > 1 && !BatchRoundsToBf16(layer.w)) SgemmRows(x, n, layer.w, b, e, layer.y, layer.add ? 1.0f : 0.0f);
       first += layer.w.rows;
     }
   };
@@ -204,13 +227,14 @@ void MatMul(int m, int n, int k, const float* a, int lda, const float* b, int ld
 }
 namespace {
 
-// b's elements [0, n) as float32: b's own memory when it is float32, else decoded into a
-// buffer of the calling thread (valid until its next call).
-const float* Float32Of(const Matrix& b, int64_t n) {
-  if (b.type == WeightType::kF32) return b.floats();
+// b as packed float32: b's own memory when it is that, else decoded into a buffer of the
+// calling thread (valid until its next call).
+const float* Float32Of(const Matrix& b) {
+  if (b.type == WeightType::kF32 && b.packed()) return b.floats();
   thread_local std::vector<float> buffer;
-  if (buffer.size() < static_cast<size_t>(n)) buffer.resize(n);
-  Dequantize(b.type, b.data, n, buffer.data());
+  const size_t n = static_cast<size_t>(b.rows) * b.cols;
+  if (buffer.size() < n) buffer.resize(n);
+  DequantizeRows(b, 0, b.rows, buffer.data());
   return buffer.data();
 }
 
@@ -241,7 +265,7 @@ void MatMulTransposed(int m, float alpha, const float* a, int lda, const Matrix&
     }
     return;
   }
-  MatMulTransposed(m, n, k, alpha, a, lda, Float32Of(b, int64_t{n} * k), k, c, ldc);
+  MatMulTransposed(m, n, k, alpha, a, lda, Float32Of(b), k, c, ldc);
 }
 
 void MatMul(int m, const float* a, int lda, const Matrix& b, float* c, int ldc) {
@@ -258,7 +282,7 @@ void MatMul(int m, const float* a, int lda, const Matrix& b, float* c, int ldc) 
     tile.resize(static_cast<size_t>(tile_rows) * n);
     for (int r = 0; r < k; r += tile_rows) {
       const int rows = std::min(tile_rows, k - r);
-      Dequantize(b.type, b.row(r), int64_t{rows} * n, tile.data());
+      DequantizeRows(b, r, rows, tile.data());
       for (int i = 0; i < m; ++i) {
         cblas_sgemv(CblasRowMajor, CblasTrans, rows, n, 1.0f, tile.data(), n, a + i * lda + r, 1,
                     r == 0 ? 0.0f : 1.0f, c + i * ldc, 1);
@@ -266,7 +290,7 @@ void MatMul(int m, const float* a, int lda, const Matrix& b, float* c, int ldc) 
     }
     return;
   }
-  MatMul(m, n, k, a, lda, Float32Of(b, int64_t{k} * n), n, c, ldc);
+  MatMul(m, n, k, a, lda, Float32Of(b), n, c, ldc);
 }
 
 void RmsNorm(float* out, const float* x, const float* weight, int n, float eps) {

@@ -30,9 +30,11 @@ bool BatchRoundsToBf16(const Matrix& w);
 
 // Several linear layers of the same x (q, k and v; gate and up) as one product: the threads
 // split their rows together, one hand-off instead of one per matrix. Each w has x's width.
+// A layer with `add` sums its product into y: y += x · wᵀ.
 struct LinearLayer {
   const Matrix& w;
   float* y;
+  bool add = false;
 };
 void Linear(const float* x, int n, std::initializer_list<LinearLayer> layers);
 

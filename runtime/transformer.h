@@ -64,6 +64,9 @@ class Transformer {
   // out = softmax(q·kᵀ/√d_k)·v for every head, over cached keys 0..pos+t for row t.
   void Attention(int layer, int pos, int n);
 
+  // out = W2·(silu(W1·h) ⊙ W3·h) for n rows of h, a slice of the hidden units at a time.
+  void FeedForward(const LayerWeights& w, int n);
+
   void Offer(Tap tap, int layer, int pos, int rows, int cols, const float* data,
              int head = -1) const;
   void Intervene(Tap tap, int layer, int pos, int rows, int cols, float* data) {
@@ -88,8 +91,8 @@ class Transformer {
   std::vector<float> v_;       // [n, kv_dim]
   std::vector<float> attn_;    // heads' outputs, concatenated [n, q_dim]
   std::vector<float> out_;     // a sublayer's output [n, dim]
-  std::vector<float> gate_;    // [n, hidden]
-  std::vector<float> up_;      // [n, hidden]
+  std::vector<float> gate_;    // [n, hidden units of a slice]
+  std::vector<float> up_;      // [n, hidden units of a slice]
   std::vector<float> logits_;  // [rows asked for, vocab]
 };
 

@@ -346,6 +346,46 @@ TEST(kernels, LinearOnEveryTypeAndThreadCountMatchesDequantisedWeights) {
   SetThreadCount(1);
 }
 
+// A slice of a wider matrix's columns (the feed-forward layer's W2, a slice of hidden
+// units at a time) reads each row from its own start, stride bytes apart, on every path:
+// GEMV, sgemm on float32 in place and on decoded tiles, the bf16 GEMM; and each slice's
+// product is added to the ones before.
+TEST(kernels, LinearOnAColumnSliceAddsTheProductOfThoseColumns) {
+  std::mt19937 gen(14);
+  for (int threads : {1, 2}) {
+    SetThreadCount(threads);
+    for (WeightType type : kTypes) {
+      const int rows = 600, cols = 4 * kSuperBlock, first = kSuperBlock, width = 2 * kSuperBlock;
+      const TypedMatrix w = MakeMatrix(gen, type, rows, cols);
+      const Matrix slice = Columns(w.view, first, width);
+      ASSERT_FALSE(slice.packed());
+      for (int n : {1, 5}) {
+        SCOPED_TRACE(::testing::Message() << "threads " << threads << " type " << static_cast<int>(type) << " n " << n);
+        const std::vector<float> x = RandomVector(gen, static_cast<size_t>(n) * width);
+        std::vector<float> y(static_cast<size_t>(n) * rows + 1);
+        for (size_t i = 0; i < y.size(); ++i) y[i] = 0.25f * (i % 7);
+        y.back() = 12345.0f;
+        Linear(x.data(), n, {{slice, y.data(), /*add=*/true}});
+        const bool bf16 = n > 1 && BatchRoundsToBf16(slice);
+        const std::vector<float> used = n == 1 ? SeenBy(type, x, width) : bf16 ? RoundedToBf16(x) : x;
+        for (int t = 0; t < n; ++t) {
+          for (int r = 0; r < rows; ++r) {
+            std::vector<float> row(w.floats.begin() + r * cols + first, w.floats.begin() + r * cols + first + width);
+            if (bf16) row = RoundedToBf16(row);
+            double exact = 0;
+            for (int c = 0; c < width; ++c) exact += double{row[c]} * used[t * width + c];
+            exact += 0.25 * ((t * rows + r) % 7);
+            ASSERT_NEAR(y[t * rows + r], exact, Tolerance(row, &used[t * width], width) + 1e-6)
+                << "t " << t << " r " << r;
+          }
+        }
+        EXPECT_EQ(y.back(), 12345.0f) << "wrote past the output";
+      }
+    }
+  }
+  SetThreadCount(1);
+}
+
 // Bf16 rows that start two bytes off a whole pair (a GGUF may align tensors to 2 only) give
 // the same batch product as the same rows aligned: the bf16 kernel must not read them as
 // 32-bit pairs in place (x86 would read them all the same: the sanitizer build checks it).

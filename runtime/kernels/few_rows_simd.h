@@ -72,7 +72,7 @@ void Dots(int m, float alpha, const float* a, int lda, const Matrix& b, float* c
   constexpr int kAhead = 16;  // keys: 4 KiB at a head width of 64
   int j = 0;
   for (; j + 4 <= b.rows; j += 4) {
-    if (j + kAhead + 4 <= b.rows) PrefetchAhead(b.row(j + kAhead), static_cast<int>(4 * b.row_bytes()), 0);
+    if (j + kAhead + 4 <= b.rows) PrefetchAhead(b.row(j + kAhead), static_cast<int>(4 * b.row_stride()), 0);
     for (int i = 0; i < m; i += Isa::kMaxDotRows) {
       kBlocks[std::min(Isa::kMaxDotRows, m - i) - 1](alpha, a + i * lda, lda, b, j, c + i * ldc, ldc);
     }

@@ -158,7 +158,7 @@ void GemvAvx512(const Matrix& w, const GemvInput& x, int row_begin, int row_end,
     case WeightType::kQ5_K: return RowsQ5_KAvx512(w, x.k_blocks, row_begin, row_end, y);
     case WeightType::kQ6_K: return RowsQ6_KAvx512(w, x.k_blocks, row_begin, row_end, y);
     case WeightType::kF32:
-      if (w.row_bytes() % 64 != 0) break;
+      if (w.row_stride() % 64 != 0) break;
       return RowsInStreams<F32>(w, x.values, row_begin, row_end, y);
     case WeightType::kF16: return RowsInStreams<F16>(w, x.values, row_begin, row_end, y);
     case WeightType::kBF16: return RowsInStreams<BF16>(w, x.values, row_begin, row_end, y);

@@ -33,7 +33,7 @@ template <int kStreams, class Dot>
 void InStreams(const Matrix& w, int row_begin, int row_end, float* y, Dot dot) {
   const int quarter = (row_end - row_begin) / kStreams;
   const auto rows = [&](int first, int step) {
-    return RowsInStep{static_cast<const uint8_t*>(w.row(first)), step * w.row_bytes(), y + first, step};
+    return RowsInStep{static_cast<const uint8_t*>(w.row(first)), step * w.row_stride(), y + first, step};
   };
   for (int i = 0; i < quarter; ++i) dot(std::integral_constant<int, kStreams>(), rows(row_begin + i, quarter));
   for (int r = row_begin + kStreams * quarter; r < row_end; ++r) dot(std::integral_constant<int, 1>(), rows(r, 1));
