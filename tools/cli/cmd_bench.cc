@@ -263,20 +263,28 @@ absl::Status RunBench(const std::vector<std::string>& argv) {
     SetThreadCount(t);
     std::map<int64_t, double> bandwidth_of;  // by bytes: most tests read the same
     for (const BenchTest& test : *tests) {
+      // The bound of a decode test: its bytes per token over the bandwidth of reading that
+      // many bytes, from cache when they fit in it, as decoding them does.
+      // A decode test is probed just before and just after its runs, keeping the best
+      // probe so far: on a shared host the bandwidth moves from minute to minute, and a
+      // decode timed in a quiet minute against a probe of a busy one showed 111 % of its
+      // bound (Zen 4 VM; on Zen 5, up to 110 % with the probe after the runs alone).
+      const int64_t bytes = DecodeBytesPerToken(**model, weight_bytes, test, *kv_types);
+      const auto probe = [&]() -> absl::Status {
+        absl::StatusOr<double> bandwidth = MeasureReadBandwidth(t, bytes);
+        if (!bandwidth.ok()) return bandwidth.status();
+        bandwidth_of[bytes] = std::max(bandwidth_of[bytes], *bandwidth);
+        return absl::OkStatus();
+      };
+      if (test.prompt == 0) {
+        if (absl::Status s = probe(); !s.ok()) return s;
+      }
       absl::StatusOr<Speed> speed = TimeTest(**model, test, repetitions, *kv_types);
       if (!speed.ok()) {
         return absl::Status(speed.status().code(), absl::StrCat(model_path, ": ", speed.status().message()));
       }
-      // The bound of a decode test: its bytes per token over the bandwidth of reading that
-      // many bytes, from cache when they fit in it, as decoding them does.
-      // A decode test probes again after its runs and keeps the best probe so far: on a
-      // shared host the bandwidth moves from minute to minute, and a decode timed in a quiet
-      // minute against a probe of a busy one showed 111 % of its bound (Zen 4 VM).
-      const int64_t bytes = DecodeBytesPerToken(**model, weight_bytes, test, *kv_types);
       if (!bandwidth_of.count(bytes) || test.prompt == 0) {
-        absl::StatusOr<double> bandwidth = MeasureReadBandwidth(t, bytes);
-        if (!bandwidth.ok()) return bandwidth.status();
-        bandwidth_of[bytes] = std::max(bandwidth_of[bytes], *bandwidth);
+        if (absl::Status s = probe(); !s.ok()) return s;
       }
       const double bandwidth = bandwidth_of[bytes];
       Measurement m{t, test.Name(), *speed, PeakRssMiB(), bandwidth, *dram, std::nullopt};
