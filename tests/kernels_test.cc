@@ -305,6 +305,28 @@ TEST(kernels, DequantizeEqualsTheScalarConversion) {
   }
 }
 
+// Checks Linear's output y [n, w.rows] (and the guard word past it, 12345) against a
+// float64 product of w's decoded values `floats` [w.rows, w.cols] with x as the path
+// multiplies it: decode (one row) by x quantized, prefill by x itself, or both rounded to
+// bf16. `before` holds y's values before a product that adds to them; empty, none.
+void ExpectLinearProduct(const Matrix& w, const std::vector<float>& floats, const std::vector<float>& x,
+                         int n, const std::vector<float>& y, const std::vector<float>& before = {}) {
+  const int rows = w.rows, cols = w.cols;
+  const bool bf16 = n > 1 && BatchRoundsToBf16(w);
+  const std::vector<float> used = n == 1 ? SeenBy(w.type, x, cols) : bf16 ? RoundedToBf16(x) : x;
+  for (int t = 0; t < n; ++t) {
+    for (int r = 0; r < rows; ++r) {
+      std::vector<float> row(floats.begin() + r * cols, floats.begin() + (r + 1) * cols);
+      if (bf16) row = RoundedToBf16(row);
+      double exact = before.empty() ? 0.0 : before[t * rows + r];
+      for (int c = 0; c < cols; ++c) exact += double{row[c]} * used[t * cols + c];
+      ASSERT_NEAR(y[t * rows + r], exact, Tolerance(row, &used[t * cols], cols) + (before.empty() ? 0.0 : 1e-6))
+          << "t " << t << " r " << r;
+    }
+  }
+  EXPECT_EQ(y.back(), 12345.0f) << "wrote past the output";
+}
+
 // Shapes large enough for the pool to split the rows, and for GEMM to take the weights in
 // several dequantised tiles: for sgemm 512 rows × 2048 columns, so [600, 2304] is two tiles
 // of rows on one thread, each row in a whole chunk and a ragged one summed through beta; for
@@ -325,20 +347,7 @@ TEST(kernels, LinearOnEveryTypeAndThreadCountMatchesDequantisedWeights) {
           std::vector<float> y(static_cast<size_t>(n) * rows + 1, NAN);
           y.back() = 12345.0f;
           Linear(x.data(), n, w.view, y.data());
-          // Decode (one row) multiplies quantized weights by x quantized; prefill by x itself,
-          // or both rounded to bf16.
-          const bool bf16 = n > 1 && BatchRoundsToBf16(w.view);
-          const std::vector<float> used = n == 1 ? SeenBy(type, x, cols) : bf16 ? RoundedToBf16(x) : x;
-          for (int t = 0; t < n; ++t) {
-            for (int r = 0; r < rows; ++r) {
-              std::vector<float> row(w.floats.begin() + r * cols, w.floats.begin() + (r + 1) * cols);
-              if (bf16) row = RoundedToBf16(row);
-              double exact = 0;
-              for (int c = 0; c < cols; ++c) exact += double{row[c]} * used[t * cols + c];
-              ASSERT_NEAR(y[t * rows + r], exact, Tolerance(row, &used[t * cols], cols)) << "t " << t << " r " << r;
-            }
-          }
-          EXPECT_EQ(y.back(), 12345.0f) << "wrote past the output";
+          ExpectLinearProduct(w.view, w.floats, x, n, y);
         }
       }
     }
@@ -359,27 +368,19 @@ TEST(kernels, LinearOnAColumnSliceAddsTheProductOfThoseColumns) {
       const TypedMatrix w = MakeMatrix(gen, type, rows, cols);
       const Matrix slice = Columns(w.view, first, width);
       ASSERT_FALSE(slice.packed());
+      std::vector<float> sliced;  // the slice's values, packed
+      for (int r = 0; r < rows; ++r) {
+        sliced.insert(sliced.end(), w.floats.begin() + r * cols + first, w.floats.begin() + r * cols + first + width);
+      }
       for (int n : {1, 5}) {
         SCOPED_TRACE(::testing::Message() << "threads " << threads << " type " << static_cast<int>(type) << " n " << n);
         const std::vector<float> x = RandomVector(gen, static_cast<size_t>(n) * width);
         std::vector<float> y(static_cast<size_t>(n) * rows + 1);
         for (size_t i = 0; i < y.size(); ++i) y[i] = 0.25f * (i % 7);
         y.back() = 12345.0f;
+        const std::vector<float> before = y;
         Linear(x.data(), n, {{slice, y.data(), /*add=*/true}});
-        const bool bf16 = n > 1 && BatchRoundsToBf16(slice);
-        const std::vector<float> used = n == 1 ? SeenBy(type, x, width) : bf16 ? RoundedToBf16(x) : x;
-        for (int t = 0; t < n; ++t) {
-          for (int r = 0; r < rows; ++r) {
-            std::vector<float> row(w.floats.begin() + r * cols + first, w.floats.begin() + r * cols + first + width);
-            if (bf16) row = RoundedToBf16(row);
-            double exact = 0;
-            for (int c = 0; c < width; ++c) exact += double{row[c]} * used[t * width + c];
-            exact += 0.25 * ((t * rows + r) % 7);
-            ASSERT_NEAR(y[t * rows + r], exact, Tolerance(row, &used[t * width], width) + 1e-6)
-                << "t " << t << " r " << r;
-          }
-        }
-        EXPECT_EQ(y.back(), 12345.0f) << "wrote past the output";
+        ExpectLinearProduct(slice, sliced, x, n, y, before);
       }
     }
   }
