@@ -15,6 +15,7 @@
 #include "runtime/kernels/gemv.h"
 #include "runtime/kernels/quantize_activations.h"
 #include "runtime/kernels/softmax.h"
+#include "runtime/kernels/swiglu.h"
 #include "runtime/thread_pool.h"
 
 namespace toyllm {
@@ -306,10 +307,8 @@ void Softmax(float* x, int n) {
 }
 
 void SwiGlu(float* gate, const float* up, int n) {
-  for (int i = 0; i < n; ++i) {
-    const float g = gate[i];
-    gate[i] = g * (1.0f / (1.0f + expf(-g))) * up[i];
-  }
+  static const SwiGluKernel kernel = SwiGluFor(DetectedCpuLevel());
+  kernel(gate, up, n);
 }
 
 void AddInPlace(float* x, const float* y, int n) {

@@ -1,6 +1,7 @@
 // The numerical building blocks of the forward pass. Decode's matrix products (one row)
 // use the GEMV kernels of runtime/kernels, batches go through BLAS; the element-wise ops
-// are plain loops that accumulate in float, in llama2.c's order.
+// are plain loops that accumulate in float, in llama2.c's order, but for the two with an
+// exponential per entry, softmax and SwiGLU, which have vector kernels there.
 #ifndef TOYLLM_RUNTIME_OPS_H_
 #define TOYLLM_RUNTIME_OPS_H_
 

@@ -7,31 +7,10 @@
 
 #include "runtime/kernels/target_avx2_begin.h"
 
+#include "runtime/kernels/exp_avx2.h"
+
 namespace toyllm {
 namespace {
-
-// exp(x) for x ≤ 0 (x − max). x = n·ln2 + r with |r| ≤ ln2/2; exp(r) by Cephes' expf
-// polynomial; 2ⁿ built in the exponent bits. Below −87.3, 2ⁿ would leave the normal
-// range: those lanes are 0, as float weights that small are. NaN stays NaN.
-__m256 Exp(__m256 x) {
-  const __m256 kLowest = _mm256_set1_ps(-87.3365f);
-  const __m256 clamped = _mm256_max_ps(kLowest, x);  // a NaN x passes through
-  const __m256 n = _mm256_round_ps(_mm256_mul_ps(clamped, _mm256_set1_ps(1.44269504f)),
-                                   _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  // r = x − n·ln2, ln2 in two parts so that n·0.693359375 is exact.
-  __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), clamped);
-  r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-  __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-  p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-  p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
-  const __m256i n_int = _mm256_cvtps_epi32(n);
-  const __m256 two_n = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(n_int, _mm256_set1_epi32(127)), 23));
-  return _mm256_andnot_ps(_mm256_cmp_ps(x, kLowest, _CMP_LT_OQ), _mm256_mul_ps(p, two_n));
-}
 
 float HorizontalSum(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
@@ -62,7 +41,7 @@ void SoftmaxAvx2(float* x, int n) {
 
   __m256 sum8 = _mm256_setzero_ps();
   const auto exp_into = [&](float* p) {
-    const __m256 e = Exp(_mm256_sub_ps(_mm256_loadu_ps(p), shift));
+    const __m256 e = ExpNonPositive(_mm256_sub_ps(_mm256_loadu_ps(p), shift));
     _mm256_storeu_ps(p, e);
     sum8 = _mm256_add_ps(sum8, e);
   };
