@@ -299,7 +299,7 @@ absl::Status ReadRopeScaling(const GgufFile& gguf, const std::string& arch, Mode
     return absl::UnimplementedError(absl::StrCat(gguf.path(), ": ", p, "scaling.type '", type,
                                                  "' is not supported (toyllm applies none or linear)"));
   }
-  for (const std::string key : {p + "scaling.factor", p + "scale_linear"}) {
+  for (const std::string& key : {p + "scaling.factor", p + "scale_linear"}) {
     if (!gguf.Has(key)) continue;
     absl::StatusOr<double> factor = gguf.GetFloat(key);
     if (!factor.ok()) return factor.status();

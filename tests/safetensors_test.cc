@@ -350,7 +350,9 @@ struct FamilyModel {
 };
 
 FamilyModel WithFamily(const ModelFile& bin, const std::string& family) {
-  FamilyModel f{bin.config, bin.weights};
+  FamilyModel f;
+  f.config = bin.config;
+  f.weights = bin.weights;
   const ModelConfig& c = bin.config;
   std::mt19937 rng(17);
   const auto values = [&rng](int n, float center, float scale) {
