@@ -16,6 +16,7 @@ struct Avx512 {
   static constexpr int kLanes = 16;
   static constexpr int kMaxVecs = 4;  // 4 × 4 accumulators, 4 row registers: within 32
   static constexpr int kMaxDotRows = 4;  // 4 × 4 accumulators, 4 key registers
+  static constexpr bool kPrefetchValues = true;  // see Sums
   static Vec Zero() { return _mm512_setzero_ps(); }
   static Vec Set1(float v) { return _mm512_set1_ps(v); }
   static Vec Load(const float* p) { return _mm512_loadu_ps(p); }

@@ -3,6 +3,7 @@
 //   using Vec; static constexpr int kLanes;       // floats per register
 //   static constexpr int kMaxVecs;                // registers of a row one pass of Sums holds
 //   static constexpr int kMaxDotRows;             // rows of a one block of Dots holds (≤ 4)
+//   static constexpr bool kPrefetchValues;        // whether Sums prefetches the rows of b
 //   Zero(), Set1(float), Load(const float*), LoadF16(const uint16_t*), Store(float*, Vec),
 //   Fma(a, b, acc) = a·b + acc, Sum(Vec) → float, Sum4(a, b, c, d) → __m128 of the four sums.
 // Rows of b are whole registers (FewRowsTake checks it).
@@ -23,10 +24,12 @@ namespace few_rows {
 // Elements e.. of a row of b as float32 lanes.
 template <class Isa>
 struct F32 {
+  static constexpr int kBytes = 4;
   static typename Isa::Vec Load(const void* row, int e) { return Isa::Load(static_cast<const float*>(row) + e); }
 };
 template <class Isa>
 struct F16 {
+  static constexpr int kBytes = 2;
   static typename Isa::Vec Load(const void* row, int e) { return Isa::LoadF16(static_cast<const uint16_t*>(row) + e); }
 };
 
@@ -99,8 +102,15 @@ void SumsBlock(const float* a, int lda, const Matrix& b, int e0, float* c, int l
 #pragma GCC unroll 4
     for (int u = 0; u < kVecs; ++u) acc[r][u] = Isa::Zero();
   }
+  // The values 16 rows ahead prefetched where Isa::kPrefetchValues, as Dots does its keys:
+  // without it, one Zen 5 thread read an f32 cache's values at half the rate it read the
+  // keys (110M q8_0 at depth 4096: 48–49 tokens/s, 56–60 with it).
+  constexpr int kAhead = 16;
+  const int ahead_bytes = static_cast<int>(kAhead * b.row_stride());
+  const int block_offset = e0 * B::kBytes;
   for (int j = 0; j < b.rows; ++j) {
     const void* row = b.row(j);
+    if (Isa::kPrefetchValues && j + kAhead < b.rows) PrefetchAhead(static_cast<const char*>(row) + block_offset, kVecs * kLanes * B::kBytes, ahead_bytes);
     Vec v[kVecs];
 #pragma GCC unroll 4
     for (int u = 0; u < kVecs; ++u) v[u] = B::Load(row, e0 + u * kLanes);
