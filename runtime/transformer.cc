@@ -223,8 +223,8 @@ void Transformer::Normalize(const float* x, const float* weight, int n, float* o
     std::copy_n(x, static_cast<size_t>(n) * dim, out);
     return;
   }
-  // A row per task: alone on the calling thread, a 512-row batch's norms and silus kept
-  // the other thread waiting for ~4 % of a prefill.
+  // A row per task, as FeedForward's SwiGLU: on the calling thread alone, a batch's norms
+  // and silus kept the other threads waiting.
   ParallelFor(n, int64_t{n} * dim, [&](int t) {
     RmsNorm(out + static_cast<size_t>(t) * dim, x + static_cast<size_t>(t) * dim, weight, dim, config_.norm_eps);
   });
