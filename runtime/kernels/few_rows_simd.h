@@ -21,6 +21,10 @@
 namespace toyllm {
 namespace few_rows {
 
+// Cached rows (keys or values) asked for ahead of the one being read: 4 KiB of f32 at a
+// head width of 64. The loads of one block would not keep enough lines in flight alone.
+constexpr int kRowsAhead = 16;
+
 // Elements e.. of a row of b as float32 lanes.
 template <class Isa>
 struct F32 {
@@ -72,10 +76,9 @@ template <class Isa, class B>
 void Dots(int m, float alpha, const float* a, int lda, const Matrix& b, float* c, int ldc) {
   static constexpr DotsBlockFn kBlocks[4] = {DotsBlock<Isa, B, 1>, DotsBlock<Isa, B, 2>, DotsBlock<Isa, B, 3>,
                                              DotsBlock<Isa, B, 4>};
-  constexpr int kAhead = 16;  // keys: 4 KiB at a head width of 64
   int j = 0;
   for (; j + 4 <= b.rows; j += 4) {
-    if (j + kAhead + 4 <= b.rows) PrefetchAhead(b.row(j + kAhead), static_cast<int>(4 * b.row_stride()), 0);
+    if (j + kRowsAhead + 4 <= b.rows) PrefetchAhead(b.row(j + kRowsAhead), static_cast<int>(4 * b.row_stride()), 0);
     for (int i = 0; i < m; i += Isa::kMaxDotRows) {
       kBlocks[std::min(Isa::kMaxDotRows, m - i) - 1](alpha, a + i * lda, lda, b, j, c + i * ldc, ldc);
     }
@@ -102,15 +105,14 @@ void SumsBlock(const float* a, int lda, const Matrix& b, int e0, float* c, int l
 #pragma GCC unroll 4
     for (int u = 0; u < kVecs; ++u) acc[r][u] = Isa::Zero();
   }
-  // The values 16 rows ahead prefetched where Isa::kPrefetchValues, as Dots does its keys:
-  // without it, one Zen 5 thread read an f32 cache's values at half the rate it read the
-  // keys (110M q8_0 at depth 4096: 48–49 tokens/s, 56–60 with it).
-  constexpr int kAhead = 16;
-  const int ahead_bytes = static_cast<int>(kAhead * b.row_stride());
+  // The values prefetched where Isa::kPrefetchValues, as Dots does its keys: without it,
+  // one Zen 5 thread read an f32 cache's values at half the rate it read the keys (110M
+  // q8_0 at depth 4096: 48–49 tokens/s, 56–60 with it).
+  const int ahead_bytes = static_cast<int>(kRowsAhead * b.row_stride());
   const int block_offset = e0 * B::kBytes;
   for (int j = 0; j < b.rows; ++j) {
     const void* row = b.row(j);
-    if (Isa::kPrefetchValues && j + kAhead < b.rows) PrefetchAhead(static_cast<const char*>(row) + block_offset, kVecs * kLanes * B::kBytes, ahead_bytes);
+    if (Isa::kPrefetchValues && j + kRowsAhead < b.rows) PrefetchAhead(static_cast<const char*>(row) + block_offset, kVecs * kLanes * B::kBytes, ahead_bytes);
     Vec v[kVecs];
 #pragma GCC unroll 4
     for (int u = 0; u < kVecs; ++u) v[u] = B::Load(row, e0 + u * kLanes);
