@@ -115,19 +115,19 @@ void DotRows(const RowsInStep& rows, const float* x, int n) {
   }
 }
 
-template <class T>
-float Dot(const void* row, const float* x, int n) {
-  float y;
-  DotRows<T, 1>(RowsInStep{static_cast<const uint8_t*>(row), 0, &y, 1}, x, n);
-  return y;
-}
-
 // Rows in four streams (row_streams.h): f16 rows from memory 13.1 → 15.5 GB/s and
 // llama3.2-1b f16 decode 4.95 → 5.8–6.0 tok/s on one Xeon (Emerald Rapids) core; float32
 // rows of 768 from memory 17–24 → 25–37 GB/s on one Zen 5 core (a noisy host). Float32 rows whose starts
-// do not share a line offset (a row not a multiple of 64 bytes) each keep their own head.
+// do not share a line offset (a row not a multiple of 64 bytes) each keep their own head,
+// one row at a time.
 template <class T>
 void RowsInStreams(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
+  if (T::kAlignRow && w.row_stride() % 64 != 0) {
+    for (int r = row_begin; r < row_end; ++r) {
+      DotRows<T, 1>(RowsInStep{static_cast<const uint8_t*>(w.row(r)), 0, y + r, 1}, x, w.cols);
+    }
+    return;
+  }
   InStreams<4>(w, row_begin, row_end, y, [&](auto streams, const RowsInStep& rows) {
     DotRows<T, decltype(streams)::value>(rows, x, w.cols);
   });
@@ -141,13 +141,12 @@ struct Avx512 {
     return _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_sign_epi8(qw, qw),
                                _mm256_sign_epi8(qx, qw));
   }
-  static constexpr gemv_rows::DotFn kF32 = Dot<F32>, kF16 = Dot<F16>, kBF16 = Dot<BF16>;
 };
 
 }  // namespace
 
 void GemvAvx512(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y) {
-  switch (w.type) {  // the block types that have 512-bit kernels of their own
+  switch (w.type) {  // the types that have 512-bit kernels of their own
     case WeightType::kQ4_0:
     case WeightType::kQ4_1:
     case WeightType::kQ5_0:
@@ -157,9 +156,7 @@ void GemvAvx512(const Matrix& w, const GemvInput& x, int row_begin, int row_end,
     case WeightType::kQ4_K: return RowsQ4_KAvx512(w, x.k_blocks, row_begin, row_end, y);
     case WeightType::kQ5_K: return RowsQ5_KAvx512(w, x.k_blocks, row_begin, row_end, y);
     case WeightType::kQ6_K: return RowsQ6_KAvx512(w, x.k_blocks, row_begin, row_end, y);
-    case WeightType::kF32:
-      if (w.row_stride() % 64 != 0) break;
-      return RowsInStreams<F32>(w, x.values, row_begin, row_end, y);
+    case WeightType::kF32: return RowsInStreams<F32>(w, x.values, row_begin, row_end, y);
     case WeightType::kF16: return RowsInStreams<F16>(w, x.values, row_begin, row_end, y);
     case WeightType::kBF16: return RowsInStreams<BF16>(w, x.values, row_begin, row_end, y);
     default: break;

@@ -1,7 +1,7 @@
 // What the SIMD GEMV paths share whatever their vector width: the walk over a row's Q8_0
-// blocks and the row loop per weight type. gemv_avx2.cc and gemv_avx512.cc include it
-// after their target pragma and instantiate Gemv<Isa> with an `Isa` that has:
-//   static constexpr DotFn kF32, kF16, kBF16;  // a row of that type · x
+// blocks and the row loop per block type (each path has float kernels of its own).
+// gemv_avx2.cc and gemv_avx512.cc include it after their target pragma and instantiate
+// Gemv<Isa> with an `Isa` that has:
 //   static __m256i Dot32(__m256i w, __m256i x);
 //       // 32 int8 products (w and x signed), as eight int32 sums
 // The other quantized types unpack a block into unsigned bytes with AVX2 (both paths have
@@ -23,8 +23,6 @@
 
 namespace toyllm {
 namespace gemv_rows {
-
-using DotFn = float (*)(const void* row, const float* x, int n);
 
 // How far ahead of the blocks being read their row is prefetched (runtime/kernels/
 // prefetch.h), as the AVX-512 kernels do.
@@ -408,24 +406,18 @@ void RowsK(const Matrix& w, const ActivationBlockK* x, int row_begin, int row_en
   WholeRowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return DotK<Isa, kUnpack, kOffset>(row, x, w.cols, bytes); });
 }
 
-// The row loop with the dot product inlined: small models have rows of only 64 weights,
-// where a call per row costs as much as the row.
-template <DotFn dot>
-void Rows(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
-  WholeRowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return dot(row, x, w.cols); });
-}
-
 template <class Isa>
 void RowsQ8_0(const Matrix& w, const ActivationBlock* x, int row_begin, int row_end, float* y) {
   WholeRowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) { return DotQ8_0<Isa>(row, x, w.cols); });
 }
 
+// The block types' products; the float types are the caller's.
 template <class Isa>
 void Gemv(const Matrix& w, const GemvInput& x, int row_begin, int row_end, float* y) {
   switch (w.type) {
-    case WeightType::kF32: return Rows<Isa::kF32>(w, x.values, row_begin, row_end, y);
-    case WeightType::kF16: return Rows<Isa::kF16>(w, x.values, row_begin, row_end, y);
-    case WeightType::kBF16: return Rows<Isa::kBF16>(w, x.values, row_begin, row_end, y);
+    case WeightType::kF32:
+    case WeightType::kF16:
+    case WeightType::kBF16: return;
     case WeightType::kQ8_0: return RowsQ8_0<Isa>(w, x.blocks, row_begin, row_end, y);
     case WeightType::kQ4_0: return RowsLegacy<Isa, WeightType::kQ4_0>(w, x.blocks, row_begin, row_end, y);
     case WeightType::kQ4_1: return RowsLegacy<Isa, WeightType::kQ4_1>(w, x.blocks, row_begin, row_end, y);
