@@ -118,14 +118,16 @@ void DotRows(const RowsInStep& rows, const float* x, int n) {
 // Rows in four streams (row_streams.h): f16 rows from memory 13.1 → 15.5 GB/s and
 // llama3.2-1b f16 decode 4.95 → 5.8–6.0 tok/s on one Xeon (Emerald Rapids) core; float32
 // rows of 768 from memory 17–24 → 25–37 GB/s on one Zen 5 core (a noisy host). Float32 rows whose starts
-// do not share a line offset (a row not a multiple of 64 bytes) each keep their own head,
-// one row at a time.
+// do not share a line offset (a row not a multiple of 64 bytes) each keep their own head:
+// the four streams then go a whole row of each in turn.
 template <class T>
 void RowsInStreams(const Matrix& w, const float* x, int row_begin, int row_end, float* y) {
   if (T::kAlignRow && w.row_stride() % 64 != 0) {
-    for (int r = row_begin; r < row_end; ++r) {
-      DotRows<T, 1>(RowsInStep{static_cast<const uint8_t*>(w.row(r)), 0, y + r, 1}, x, w.cols);
-    }
+    gemv_rows::WholeRowsInStreams(w, row_begin, row_end, y, [&](const uint8_t* row) {
+      float dot;
+      DotRows<T, 1>(RowsInStep{row, 0, &dot, 1}, x, w.cols);
+      return dot;
+    });
     return;
   }
   InStreams<4>(w, row_begin, row_end, y, [&](auto streams, const RowsInStep& rows) {
