@@ -109,8 +109,8 @@ void DequantizeAvx2(WeightType type, const void* data, int64_t n, float* out) {
     case WeightType::kIQ4_NL: LegacyBlocks<WeightType::kIQ4_NL>(bytes, n, out); return;
     case WeightType::kQ2_K: SuperBlocks<gemv_rows::UnpackQ2_K<Avx2Dequant>, 0>(bytes, n, block_bytes, out); return;
     case WeightType::kQ3_K: SuperBlocks<gemv_rows::UnpackQ3_K<Avx2Dequant>, 4>(bytes, n, block_bytes, out); return;
-    case WeightType::kQ4_K: SuperBlocks<gemv_rows::UnpackQ4_K<Avx2Dequant>, 0>(bytes, n, block_bytes, out); return;
-    case WeightType::kQ5_K: SuperBlocks<gemv_rows::UnpackQ5_K<Avx2Dequant>, 0>(bytes, n, block_bytes, out); return;
+    case WeightType::kQ4_K: SuperBlocks<gemv_rows::UnpackQ45_K<Avx2Dequant, false>, 0>(bytes, n, block_bytes, out); return;
+    case WeightType::kQ5_K: SuperBlocks<gemv_rows::UnpackQ45_K<Avx2Dequant, true>, 0>(bytes, n, block_bytes, out); return;
     case WeightType::kQ6_K: SuperBlocks<gemv_rows::UnpackQ6_K<Avx2Dequant>, 32>(bytes, n, block_bytes, out); return;
   }
   if (i < n) ToFloat32(type, bytes + WeightBytes(type, i), n - i, out + i);

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "runtime/kernels/gemv.h"
+#include "runtime/kernels/gemv_kquant_avx2.h"
 #include "runtime/weight_convert.h"
 
 #include "runtime/kernels/target_avx2_begin.h"
@@ -114,6 +115,9 @@ void GemvAvx2(const Matrix& w, const GemvInput& x, int row_begin, int row_end, f
     case WeightType::kF32: return RowsInStreams<F32>(w, x.values, row_begin, row_end, y);
     case WeightType::kF16: return RowsInStreams<F16>(w, x.values, row_begin, row_end, y);
     case WeightType::kBF16: return RowsInStreams<BF16>(w, x.values, row_begin, row_end, y);
+    case WeightType::kQ4_K: return RowsQ4_KAvx2(w, x.k_blocks, row_begin, row_end, y);
+    case WeightType::kQ5_K: return RowsQ5_KAvx2(w, x.k_blocks, row_begin, row_end, y);
+    case WeightType::kQ6_K: return RowsQ6_KAvx2(w, x.k_blocks, row_begin, row_end, y);
     default: return gemv_rows::Gemv<Avx2>(w, x, row_begin, row_end, y);
   }
 }

@@ -1,6 +1,6 @@
 // The K-quant GEMV rows at AVX-512 width for the types Q4_K_M, Q5_K_M and Q6_K files are
-// made of. gemv_rows.h's K-quant walk (the AVX2 one) unpacks a super-block into eight
-// 32-byte registers and multiplies each by its group's scale in int16. Here one 64-byte load
+// made of. The AVX2 kernels (gemv_kquant_avx2.h) make a 32-byte register of 32 weights at
+// a time and multiply each by its groups' scales in int16. Here one 64-byte load
 // of quants makes two registers of 64 weights; vpmaddubsw multiplies them by the int8
 // activations into pairs, vpdpwssd multiplies the pairs by their groups' scales (shuffled
 // into place from the block's) and adds them into int32 sums, and one float FMA a block
