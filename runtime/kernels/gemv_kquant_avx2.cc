@@ -32,12 +32,11 @@ float DotQ45_K(const uint8_t* row, const ActivationBlockK* x, int n) {
     // for its two groups of 16.
     const __m256i by_chunk = _mm256_permute4x64_epi64(_mm256_cvtepu8_epi16(scales_mins), _MM_SHUFFLE(1, 0, 1, 0));
     const __m256i mins = _mm256_cvtepu8_epi16(_mm_unpackhi_epi8(scales_mins, scales_mins));
-    __m256i high = kFive ? Load(p + offsetof(BlockQ5_K, qh)) : _mm256_setzero_si256();
+    const __m256i qh = kFive ? Load(p + offsetof(BlockQ5_K, qh)) : _mm256_setzero_si256();
     __m256i dot = _mm256_setzero_si256();
     for (int k = 0; k < 4; ++k) {
       __m256i first, second;
-      gemv_rows::NibblePair<Avx2K, kFive>(p + offsetof(Block, qs), k, high, &first, &second);
-      if (kFive) high = _mm256_srli_epi16(high, 2);
+      gemv_rows::NibblePair<Avx2K, kFive>(p + offsetof(Block, qs), qh, k, &first, &second);
       dot = _mm256_add_epi32(dot, gemv_rows::ScaledChunkDot<Avx2K>(first, x[b], 2 * k, by_chunk));
       dot = _mm256_add_epi32(dot, gemv_rows::ScaledChunkDot<Avx2K>(second, x[b], 2 * k + 1, by_chunk));
     }

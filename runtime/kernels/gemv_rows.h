@@ -293,13 +293,14 @@ __m128i ScalesAndMinsK4(const uint8_t* packed) {
 
 // Q4_K and Q5_K weights 64k .. 64k + 63 as unsigned bytes: the low nibbles of the 32 bytes
 // at qs + 32k are the first 32, the high nibbles the next. Q5_K's fifth bits of those are
-// bits 2k and 2k + 1 of qh: `high` is qh shifted down by 2k.
+// bits 2k and 2k + 1 of qh's 32 bytes (unused for Q4_K).
 template <class Isa, bool kFive>
-void NibblePair(const uint8_t* qs, int k, __m256i high, __m256i* first, __m256i* second) {
+void NibblePair(const uint8_t* qs, __m256i qh, int k, __m256i* first, __m256i* second) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(qs + 32 * k));
   *first = ShiftMask<Isa, 0, 0x0F>(v);
   *second = ShiftMask<Isa, 4, 0x0F>(v);
   if constexpr (kFive) {
+    const __m256i high = _mm256_srli_epi16(qh, 2 * k);
     *first = _mm256_or_si256(*first, _mm256_and_si256(_mm256_slli_epi16(high, 4), Bytes<Isa>(0x10)));
     *second = _mm256_or_si256(*second, _mm256_and_si256(_mm256_slli_epi16(high, 3), Bytes<Isa>(0x10)));
   }
@@ -330,11 +331,8 @@ void ScalesMinsK4(const uint8_t* packed, KBlock* k) {
 template <class Isa, bool kFive>
 void UnpackQ45_K(const uint8_t* p, KBlock* k) {
   using Block = std::conditional_t<kFive, BlockQ5_K, BlockQ4_K>;
-  __m256i high = kFive ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + offsetof(BlockQ5_K, qh))) : _mm256_setzero_si256();
-  for (int r = 0; r < 4; ++r) {
-    NibblePair<Isa, kFive>(p + offsetof(Block, qs), r, high, &k->q[2 * r], &k->q[2 * r + 1]);
-    high = _mm256_srli_epi16(high, 2);
-  }
+  const __m256i qh = kFive ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + offsetof(BlockQ5_K, qh))) : _mm256_setzero_si256();
+  for (int r = 0; r < 4; ++r) NibblePair<Isa, kFive>(p + offsetof(Block, qs), qh, r, &k->q[2 * r], &k->q[2 * r + 1]);
   ScalesMinsK4<Isa>(p + offsetof(Block, scales), k);
   k->d = HalfAt<Isa>(p);
   k->dmin = HalfAt<Isa>(p + 2);
